@@ -1,0 +1,27 @@
+# Two commands do everything on a fresh machine: `make demo` (a demo campaign) and `make test`.
+# Both create .venv on first use; set-up re-runs only when pyproject.toml changes.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint setup
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	# torch first, pinned: a bare `torch` requirement would pull a multi-GB CUDA build on CPU machines.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/arcengine run rmsnorm --agents 3 --budget 24
+
+test: $(STAMP)
+	$(BIN)/ruff check arcengine tests bench
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check arcengine tests bench

@@ -1,0 +1,168 @@
+"""The agent loop: recall, propose (or draft on a plateau), submit to the guard, record the conclusion.
+
+An agent never times or judges its own work; it only reacts to the guard's decision:
+KEEP resets the plateau counter and moves its best; ACCEPT moves its working point; REVERT returns the
+working point to its best; REJECT changes nothing but the position it used.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from arcengine.events import CandidateDecided, CandidateProposed, ProviderCalled
+from arcengine.providers.base import AgentContext, Proposal, Provider, ProviderError, ProviderExhausted
+from arcengine.skills import Skill
+
+if TYPE_CHECKING:
+    from arcengine.campaign import Campaign
+
+
+@dataclass
+class AgentState:
+    best_id: str
+    best_source: str
+    best_speedup: float | None
+    working_id: str
+    working_source: str
+    plateau: int = 0
+    candidates: int = 0
+    phase: str = "idle"
+    last_feedback: str | None = None
+    exhausted: bool = False
+    history: list[str] = field(default_factory=list)
+
+
+class Agent:
+    def __init__(self, agent_id: str, strategy: Skill, provider: Provider, workdir: Path,
+                 state: AgentState) -> None:
+        self.id = agent_id
+        self.strategy = strategy
+        self.provider = provider
+        self.workdir = workdir
+        self.state = state
+        workdir.mkdir(parents=True, exist_ok=True)
+
+    def drafting(self, r_draft: int) -> bool:
+        return self.state.plateau >= r_draft
+
+    def context(self, campaign: Campaign) -> AgentContext:
+        problem = campaign.problem
+        return AgentContext(
+            agent_id=self.id,
+            strategy=self.strategy,
+            problem_name=problem.name,
+            kernel_type=problem.kernel_type,
+            reference_source=problem.reference_path.read_text(encoding="utf-8"),
+            visible_workloads=[w for w in campaign.guard.workloads if not w.held_out],
+            working_source=self.state.working_source,
+            best_source=self.state.best_source,
+            best_speedup=self.state.best_speedup,
+            plateau=self.state.plateau,
+            drafting=self.drafting(campaign.config.r_draft),
+            recall=campaign.memory.recall(problem.kernel_type, self.id),
+            leaderboard=campaign.leaderboard(exclude=self.id) if campaign.config.leaderboard else None,
+            feedback=self.state.last_feedback,
+            device=campaign.guard.device,
+        )
+
+    async def run(self, campaign: Campaign) -> None:
+        """Propose and submit until the campaign has no position left or the provider is exhausted."""
+        while campaign.reserve_position():
+            try:
+                await self.step(campaign)
+            finally:
+                campaign.release_position()
+            if self.state.exhausted:
+                return
+        self.state.phase = "done"
+
+    async def step(self, campaign: Campaign) -> None:
+        context = self.context(campaign)
+        self.state.phase = "drafting" if context.drafting else "proposing"
+        try:
+            proposal = await self.provider.propose(context)
+        except ProviderExhausted as error:
+            self.state.exhausted = True
+            self.state.phase = f"exhausted: {error}"
+            return
+        except ProviderError as error:
+            proposal = Proposal(source="", strategy=self.strategy.name, rationale=str(error),
+                                request="", response=str(error))
+        candidate_id, position = campaign.next_candidate()
+        await campaign.bus.publish(ProviderCalled(
+            agent_id=self.id, candidate_id=candidate_id, provider=self.provider.name,
+            request=proposal.request, response=proposal.response, usage=proposal.usage))
+        await campaign.bus.publish(CandidateProposed(
+            candidate_id=candidate_id, agent_id=self.id, position=position, parent_id=self.state.working_id,
+            strategy=proposal.strategy, rationale=proposal.rationale, source=proposal.source,
+            drafting=context.drafting))
+        self.state.candidates += 1
+        self.state.phase = "waiting for the guard"
+        path = campaign.write_candidate(candidate_id, proposal.source)
+        decided = await campaign.guard.submit(
+            candidate_id=candidate_id, agent_id=self.id, source=proposal.source, candidate_path=path,
+            incumbent_path=campaign.candidate_path(self.state.best_id))
+        self._apply(candidate_id, proposal.source, decided)
+        self.state.last_feedback = feedback(candidate_id, proposal, decided, campaign.held_out_values())
+        self.state.phase = "reflecting"
+        await self._remember(campaign, context, proposal, decided)
+        await campaign.after_decision(self, decided)
+        self.state.phase = "idle"
+
+    def _apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
+        state = self.state
+        state.history.append(decided.decision)
+        if decided.decision == "KEEP":
+            state.best_id, state.best_source, state.best_speedup = candidate_id, source, decided.speedup
+            state.working_id, state.working_source = candidate_id, source
+            state.plateau = 0
+        elif decided.decision == "ACCEPT":
+            state.working_id, state.working_source = candidate_id, source
+            state.plateau += 1
+        elif decided.decision == "REVERT":
+            state.working_id, state.working_source = state.best_id, state.best_source
+            state.plateau += 1
+        (self.workdir / "working.py").write_text(state.working_source, encoding="utf-8")
+        (self.workdir / "best.py").write_text(state.best_source, encoding="utf-8")
+
+    async def _remember(self, campaign: Campaign, context: AgentContext, proposal: Proposal,
+                        decided: CandidateDecided) -> None:
+        """KEEP becomes a win and REVERT a trap: the provider's conclusion, within memory's field limits."""
+        if decided.decision not in ("KEEP", "REVERT"):
+            return
+        reflection = await self.provider.reflect(context, proposal, decided)
+        problem = campaign.problem
+        events = campaign.memory.admit(
+            kind="win" if decided.decision == "KEEP" else "trap",
+            kernel_type=problem.kernel_type, agent_id=self.id, candidate_id=decided.candidate_id,
+            strategy=proposal.strategy, speedup=decided.speedup,
+            context=f"{problem.name} on {campaign.guard.device}, {len(context.visible_workloads)} visible shapes",
+            summary=reflection.summary, reflection=reflection.reflection, params=proposal.params)
+        for event in events:
+            await campaign.bus.publish(event)
+
+
+def redact(text: str, hidden_values: set[int]) -> str:
+    """Replace numbers that only held-out workloads use, so feedback cannot leak their shapes."""
+    return re.sub(r"\d+", lambda m: "<held-out>" if int(m.group()) in hidden_values else m.group(), text)
+
+
+def feedback(candidate_id: str, proposal: Proposal, decided: CandidateDecided, hidden_values: set[int]) -> str:
+    """What the agent is told about its last candidate: visible workloads only."""
+    held_out_failed = any(w.held_out and not w.correct for w in decided.workloads)
+    reason = "it failed on a held-out workload (details withheld)" if held_out_failed else decided.reason
+    lines = [f"Your last candidate {candidate_id} ({proposal.rationale[:200]}): {decided.decision}: {reason}."]
+    for w in decided.workloads:
+        if w.held_out:
+            continue
+        axes = ", ".join(f"{k}={v}" for k, v in w.axes.items())
+        if w.time_us is not None:
+            sol = f", SOL {w.sol_score:.2f}" if w.sol_score is not None else ""
+            lines.append(f"  {axes}: {w.time_us:.1f} us vs reference {w.ref_time_us or 0:.1f} us "
+                         f"({w.speedup or 0:.2f}x{sol})")
+        elif w.failure:
+            lines.append(f"  {axes}: {w.failure}")
+    return redact("\n".join(lines), hidden_values)

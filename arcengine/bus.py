@@ -1,0 +1,38 @@
+"""The event bus: the only way parts learn what happened.
+
+``publish`` numbers the event, appends it to the log, then hands it to each subscriber in order of
+subscription. Publishing is serialised, so the log's order is the order every subscriber sees.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from arcengine.eventlog import EventLogWriter
+from arcengine.events import Event
+
+Subscriber = Callable[[Event], Awaitable[None]]
+
+
+class Bus:
+    def __init__(self, log: EventLogWriter | None, first_seq: int = 1) -> None:
+        self._log = log
+        self._subscribers: list[Subscriber] = []
+        self._next_seq = first_seq
+        self._lock = anyio.Lock()
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.append(subscriber)
+
+    async def publish(self, event: Event) -> Event:
+        async with self._lock:
+            event = event.model_copy(update={"seq": self._next_seq, "ts": time.time()})
+            self._next_seq += 1
+            if self._log is not None:
+                await self._log.append(event)
+            for subscriber in self._subscribers:
+                await subscriber(event)
+        return event

@@ -1,0 +1,300 @@
+"""The campaign launcher: run folder, bus, store, memory, guard worker, agents, leaderboard and STOP."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import structlog
+
+from arcengine import __version__
+from arcengine.agent import Agent, AgentState
+from arcengine.bus import Bus
+from arcengine.config import CampaignConfig
+from arcengine.eventlog import EventLogWriter
+from arcengine.events import (
+    DECISIONS,
+    AgentFailed,
+    AgentStarted,
+    BestImproved,
+    CampaignStarted,
+    CampaignStopped,
+    CandidateDecided,
+    CandidateProposed,
+    Event,
+)
+from arcengine.guard.decision import Thresholds
+from arcengine.guard.service import Guard
+from arcengine.memory import Memory
+from arcengine.problem import Problem, load_problem
+from arcengine.providers import create_provider
+from arcengine.providers.base import LeaderboardEntry, Provider
+from arcengine.skills import Skill, load_skills, strategies_for
+from arcengine.store import Store
+from arcengine.tunables import read_tunables
+
+log = structlog.get_logger()
+
+SEED_AGENT = "seed"
+
+
+class CampaignError(Exception):
+    """The campaign cannot start or go on (the seed fails the guard, for example)."""
+
+
+class Display(Protocol):
+    """What the engine feeds: a headless printer or the TUI. The engine never imports Textual."""
+
+    async def on_event(self, event: Event) -> None: ...
+
+
+@dataclass
+class Best:
+    agent_id: str
+    candidate_id: str
+    speedup: float
+
+
+def new_campaign_id(problem: str) -> str:
+    return f"{problem}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def configure_logging(path: Path) -> None:
+    """structlog to a JSON-lines file in the run folder: nothing of it reaches the terminal."""
+    structlog.configure(
+        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso"),
+                    structlog.processors.JSONRenderer()],
+        logger_factory=structlog.WriteLoggerFactory(file=path.open("a", encoding="utf-8")),
+        cache_logger_on_first_use=False,
+    )
+
+
+def assign_strategies(skills: list[Skill], seed_source: str, agents: int, provider: str) -> list[Skill]:
+    """Round-robin over eligible strategies; the offline tuner gets only strategies it can act on."""
+    if provider == "offline":
+        space, _ = read_tunables(seed_source)
+        usable = [s for s in skills if set(s.tunables) & set(space)]
+        skills = usable or skills
+    if not skills:
+        raise CampaignError("no strategy skill is eligible for this kernel type")
+    return [skills[i % len(skills)] for i in range(agents)]
+
+
+class Campaign:
+    def __init__(self, config: CampaignConfig, display: Display | None = None,
+                 provider: Provider | None = None) -> None:
+        self.config = config
+        self.problem: Problem = load_problem(config.problem)
+        self.skills = load_skills()
+        self.display = display
+        self.campaign_id = new_campaign_id(self.problem.name)
+        self.run_dir = (config.out / self.campaign_id).resolve()
+        self.memory = Memory(cap=config.memory_cap, scope=config.memory)
+        self.provider = provider or create_provider(config.model, seed=config.rng_seed)
+        self.agents: list[Agent] = []
+        self.best: Best | None = None
+        self.seed_speedup: float | None = None
+        self.stop_reason: str | None = None
+        self.decisions: dict[str, int] = dict.fromkeys(DECISIONS, 0)
+        self._proposed = 0
+        self._reserved = 0
+        self._started = time.monotonic()
+        self.bus: Bus
+        self.store: Store
+        self.guard: Guard
+
+    # -- positions and files -------------------------------------------------------------------------
+    def reserve_position(self) -> bool:
+        if self.stop_reason is not None:
+            return False
+        if self._proposed + self._reserved >= self.config.budget:
+            return False
+        self._reserved += 1
+        return True
+
+    def release_position(self) -> None:
+        self._reserved -= 1
+
+    def next_candidate(self) -> tuple[str, int]:
+        self._proposed += 1
+        return f"c{self._proposed:04d}", self._proposed
+
+    @property
+    def candidates(self) -> int:
+        return self._proposed
+
+    def candidate_path(self, candidate_id: str) -> Path:
+        return self.run_dir / "candidates" / f"{candidate_id}.py"
+
+    def write_candidate(self, candidate_id: str, source: str) -> Path:
+        path = self.candidate_path(candidate_id)
+        path.write_text(source, encoding="utf-8")
+        return path
+
+    def held_out_values(self) -> set[int]:
+        visible = {v for w in self.guard.workloads if not w.held_out for v in w.axes.values()}
+        return {v for w in self.guard.workloads if w.held_out for v in w.axes.values()} - visible
+
+    def leaderboard(self, exclude: str | None = None) -> list[LeaderboardEntry]:
+        entries = [
+            LeaderboardEntry(a.id, a.strategy.name, a.state.best_id, a.state.best_speedup, a.state.best_source)
+            for a in self.agents if a.id != exclude
+        ]
+        return sorted(entries, key=lambda e: -(e.speedup or 0.0))
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    async def run(self) -> dict[str, Any]:
+        (self.run_dir / "candidates").mkdir(parents=True)
+        configure_logging(self.run_dir / "engine.log")
+        writer = EventLogWriter(self.run_dir / "events.jsonl")
+        await writer.open()
+        self.store = await Store.open(self.run_dir / "campaign.db")
+        self.bus = Bus(writer)
+        self.bus.subscribe(self.store.apply)
+        self.bus.subscribe(self.memory.apply)
+        self.bus.subscribe(self._count)
+        if self.display is not None:
+            self.bus.subscribe(self.display.on_event)
+        self.guard = Guard(
+            self.problem, self.bus, Thresholds(self.config.margin, self.config.near_band),
+            seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed)
+        try:
+            await self._run()
+        finally:
+            await self.store.close()
+            await writer.close()
+        return self.summary()
+
+    async def _run(self) -> None:
+        config = self.config
+        await self.bus.publish(CampaignStarted(
+            campaign_id=self.campaign_id, problem=self.problem.name, problem_dir=str(self.problem.directory),
+            kernel_type=self.problem.kernel_type, config=config.model_dump(mode="json"),
+            device=config.device, versions={"arcengine": __version__}))
+        profiled = await self.guard.profile(config.device)
+        log.info("campaign.device", device=profiled.device)
+        async with anyio.create_task_group() as workers:
+            workers.start_soon(self.guard.work)
+            seed_ok = await self._evaluate_seed()
+            if not seed_ok:
+                workers.cancel_scope.cancel()
+                return
+            self._start_agents()
+            with anyio.move_on_after(config.time_limit_s or float("inf")) as timer:
+                async with anyio.create_task_group() as agents:
+                    for agent in self.agents:
+                        agents.start_soon(self._supervise, agent)
+            if timer.cancelled_caught:
+                self.stop("time limit reached")
+            workers.cancel_scope.cancel()
+        if not seed_ok:
+            raise CampaignError(self.stop_reason)
+        if self.stop_reason is None:
+            if self._proposed >= config.budget:
+                self.stop_reason = "candidate budget spent"
+            else:
+                self.stop_reason = "every agent's search is exhausted"
+        best = self.best
+        await self.bus.publish(CampaignStopped(
+            reason=self.stop_reason, candidates=self._proposed,
+            best_candidate_id=best.candidate_id if best else None, best_speedup=best.speedup if best else None))
+
+    async def _evaluate_seed(self) -> bool:
+        source = self.problem.seed_path.read_text(encoding="utf-8")
+        candidate_id = "c0000"
+        await self.bus.publish(CandidateProposed(
+            candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
+            rationale="the problem's seed", source=source))
+        decided = await self.guard.submit(candidate_id=candidate_id, agent_id=SEED_AGENT, source=source,
+                                          candidate_path=self.write_candidate(candidate_id, source),
+                                          incumbent_path=None)
+        if decided.decision != "KEEP":
+            self.stop_reason = f"the seed fails the guard: {decided.reason}"
+            await self.bus.publish(CampaignStopped(reason=self.stop_reason, candidates=0,
+                                                   best_candidate_id=None, best_speedup=None))
+            return False
+        self.seed_speedup = decided.speedup
+        self.best = Best(SEED_AGENT, candidate_id, decided.speedup or 0.0)
+        self._write_best(source)
+        return True
+
+    def _start_agents(self) -> None:
+        seed_source = self.problem.seed_path.read_text(encoding="utf-8")
+        strategies = assign_strategies(strategies_for(self.skills, self.problem.kernel_type), seed_source,
+                                       self.config.agents, self.config.model.partition(":")[0])
+        for number, strategy in enumerate(strategies, start=1):
+            state = AgentState(best_id="c0000", best_source=seed_source, best_speedup=self.seed_speedup,
+                               working_id="c0000", working_source=seed_source)
+            self.agents.append(Agent(f"a{number}", strategy, self.provider,
+                                     self.run_dir / "agents" / f"a{number}", state))
+
+    async def _supervise(self, agent: Agent) -> None:
+        """Keep-alive: an agent that raises is relaunched (its state kept), up to ``max_relaunches``."""
+        await self.bus.publish(AgentStarted(agent_id=agent.id, strategy=agent.strategy.name,
+                                            provider=self.config.model))
+        failures = 0
+        while True:
+            try:
+                await agent.run(self)
+                return
+            except Exception as error:  # an agent's bug must not end the campaign
+                relaunch = failures < self.config.max_relaunches
+                log.exception("agent.failed", agent=agent.id)
+                await self.bus.publish(AgentFailed(agent_id=agent.id, error=f"{type(error).__name__}: {error}",
+                                                   relaunch=relaunch))
+                if not relaunch:
+                    agent.state.phase = "dead"
+                    return
+                failures += 1
+
+    async def after_decision(self, agent: Agent, decided: CandidateDecided) -> None:
+        if decided.decision == "KEEP" and decided.speedup is not None:
+            improved = self.best is None or decided.speedup > self.best.speedup
+            if improved:
+                self.best = Best(agent.id, decided.candidate_id, decided.speedup)
+                self._write_best(agent.state.best_source)
+            await self.bus.publish(BestImproved(agent_id=agent.id, candidate_id=decided.candidate_id,
+                                                speedup=decided.speedup, campaign_best=improved))
+        config = self.config
+        if config.target_speedup and self.best and self.best.speedup >= config.target_speedup:
+            self.stop(f"target speedup {config.target_speedup}x reached")
+        live = [a for a in self.agents if a.state.phase not in ("dead", "done") and not a.state.exhausted]
+        if config.plateau and live and all(a.state.plateau >= config.plateau for a in live):
+            self.stop(f"plateau: every agent went {config.plateau} candidates without a KEEP")
+
+    def stop(self, reason: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def _write_best(self, source: str) -> None:
+        path = self.run_dir / "best.py"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(source, encoding="utf-8")
+        os.replace(tmp, path)
+
+    async def _count(self, event: Event) -> None:
+        if isinstance(event, CandidateDecided) and event.agent_id != SEED_AGENT:
+            self.decisions[event.decision] += 1
+
+    def summary(self) -> dict[str, Any]:
+        best = self.best
+        return {
+            "run_dir": str(self.run_dir),
+            "problem": self.problem.name,
+            "device": self.guard.device,
+            "candidates": self._proposed,
+            "decisions": dict(self.decisions),
+            "best": {"speedup": best.speedup, "agent": best.agent_id, "candidate": best.candidate_id}
+            if best else None,
+            "seed_speedup": self.seed_speedup,
+            "best_over_seed": best.speedup / self.seed_speedup if best and self.seed_speedup else None,
+            "stop_reason": self.stop_reason,
+            "elapsed_s": round(time.monotonic() - self._started, 1),
+            "agents": [{"id": a.id, "strategy": a.strategy.name, "candidates": a.state.candidates,
+                        "best_speedup": a.state.best_speedup, "plateau": a.state.plateau} for a in self.agents],
+        }

@@ -1,0 +1,68 @@
+"""Campaign configuration: a TOML file and command-line flags, merged and validated."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+
+class ConfigError(Exception):
+    pass
+
+
+class CampaignConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    problem: str
+    agents: int = Field(3, ge=1, le=256)
+    budget: int = Field(24, ge=1, description="candidate positions across all agents")
+    model: str = "offline"
+    memory: Literal["shared", "private"] = "shared"
+    memory_cap: int | None = Field(16, ge=1, description="per kind and kernel type; None keeps all")
+    leaderboard: bool = True
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    out: Path = Path("runs")
+    margin: float = Field(0.02, ge=0.0, lt=1.0, description="KEEP needs a paired gain beyond this")
+    near_band: float = Field(0.05, ge=0.0, lt=1.0, description="ACCEPT within this of the incumbent")
+    r_draft: int = Field(4, ge=1, description="plateau count at which an agent drafts")
+    plateau: int | None = Field(12, ge=1, description="STOP when every agent's plateau count reaches it")
+    target_speedup: float | None = Field(None, gt=0)
+    time_limit_s: float | None = Field(None, gt=0)
+    candidate_timeout_s: float = Field(300.0, gt=0, description="wall clock per guard child")
+    seeds: int = Field(3, ge=1, le=32, description="correctness seeds per workload")
+    rng_seed: int = 0
+    max_relaunches: int = Field(3, ge=0)
+
+    @model_validator(mode="after")
+    def _budget_covers_agents(self) -> CampaignConfig:
+        if self.budget < self.agents:
+            raise ValueError(f"budget ({self.budget}) is smaller than the number of agents ({self.agents})")
+        return self
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "config"
+    return f"{where}: {first['msg']}"
+
+
+def build_config(file: Path | None, overrides: dict[str, Any]) -> CampaignConfig:
+    """Values from ``file`` (TOML), then ``overrides`` (flags the user gave; None means not given)."""
+    values: dict[str, Any] = {}
+    if file is not None:
+        try:
+            values.update(tomllib.loads(file.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise ConfigError(f"config file {file} does not exist") from None
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"config file {file}: {error}") from None
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    if isinstance(values.get("memory_cap"), str) and values["memory_cap"].lower() == "none":
+        values["memory_cap"] = None
+    try:
+        return CampaignConfig(**values)
+    except ValidationError as error:
+        raise ConfigError(describe_validation_error(error)) from None

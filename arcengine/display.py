@@ -1,0 +1,74 @@
+"""The headless display: a line per decision and a progress line, written to a text stream."""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+from arcengine.events import (
+    AgentFailed,
+    BestImproved,
+    CampaignStarted,
+    CampaignStopped,
+    CandidateDecided,
+    CandidateProposed,
+    DeviceProfiled,
+    Event,
+)
+
+PROGRESS_EVERY = 5
+
+
+class HeadlessDisplay:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.budget = 0
+        self.decided = 0
+        self.best: tuple[float, str, str] | None = None
+        self.started = time.monotonic()
+        self._proposed: dict[str, CandidateProposed] = {}
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.stream, flush=True)
+
+    async def on_event(self, event: Event) -> None:
+        match event:
+            case CampaignStarted():
+                self.budget = int(event.config.get("budget", 0))
+                self._print(f"campaign {event.campaign_id}: {event.problem} ({event.kernel_type}), "
+                            f"{event.config.get('agents')} agents, budget {self.budget}, "
+                            f"provider {event.config.get('model')}")
+            case DeviceProfiled():
+                self._print(f"device {event.device.get('name')}: {event.bandwidth_bytes_per_s / 1e9:.0f} GB/s, "
+                            f"{event.flops_per_s / 1e12:.1f} TFLOP/s measured")
+            case CandidateProposed():
+                self._proposed[event.candidate_id] = event
+            case CandidateDecided():
+                self._decided(event)
+            case BestImproved(campaign_best=True):
+                self.best = (event.speedup, event.agent_id, event.candidate_id)
+            case AgentFailed():
+                self._print(f"agent {event.agent_id} failed: {event.error}"
+                            + (" (relaunched)" if event.relaunch else " (not relaunched)"))
+            case CampaignStopped():
+                self._progress()
+                self._print(f"STOP: {event.reason}")
+
+    def _decided(self, event: CandidateDecided) -> None:
+        proposed = self._proposed.pop(event.candidate_id, None)
+        speed = f"{event.speedup:6.3f}x ref" if event.speedup else " " * 10
+        if proposed is None or proposed.position == 0:
+            self._print(f"[seed] {event.decision:<6} {speed}  {event.reason}")
+            if event.speedup:
+                self.best = (event.speedup, event.agent_id, event.candidate_id)
+            return
+        self.decided += 1
+        note = proposed.rationale.split(" (", 1)[0] if event.decision in ("KEEP", "ACCEPT") else event.reason
+        self._print(f"[{proposed.position:>4}/{self.budget}] {event.agent_id:<4} {proposed.strategy:<14} "
+                    f"{event.decision:<6} {speed}  {event.candidate_id}  {note[:120]}")
+        if self.decided % PROGRESS_EVERY == 0:
+            self._progress()
+
+    def _progress(self) -> None:
+        best = f"best {self.best[0]:.3f}x ({self.best[1]} {self.best[2]})" if self.best else "no best yet"
+        self._print(f"-- {self.decided}/{self.budget} decided, {best}, {time.monotonic() - self.started:.0f} s")

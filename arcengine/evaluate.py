@@ -1,0 +1,45 @@
+"""One-shot guard verdicts outside a campaign: ``arcengine eval`` and ``arcengine problems check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from arcengine.bus import Bus
+from arcengine.events import CandidateDecided
+from arcengine.guard.decision import Thresholds
+from arcengine.guard.service import Guard
+from arcengine.problem import Problem
+
+
+async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: int = 3,
+                        timeout_s: float = 600.0) -> tuple[CandidateDecided, str]:
+    """The guard's decision on one file against the reference, and the device kind it ran on."""
+    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=seeds, timeout_s=timeout_s)
+    await guard.profile(device)
+    async with anyio.create_task_group() as workers:
+        workers.start_soon(guard.work)
+        decided = await guard.submit(candidate_id=candidate.stem, agent_id="eval",
+                                     source=candidate.read_text(encoding="utf-8"),
+                                     candidate_path=candidate.resolve(), incumbent_path=None)
+        workers.cancel_scope.cancel()
+    return decided, guard.device
+
+
+def verdict_json(decided: CandidateDecided) -> dict[str, Any]:
+    """The ``eval --json`` document: reject (gate), fail (ran and was wrong or broke), pass."""
+    verdict = "reject" if decided.decision == "REJECT" else "pass" if decided.correct else "fail"
+    return {
+        "verdict": verdict,
+        "reason": decided.reason,
+        "speedup": decided.speedup,
+        "held_out_speedup": decided.held_out_speedup,
+        "workloads": [
+            {"axes": w.axes, "held_out": w.held_out, "correct": w.correct, "time_us": w.time_us,
+             "ref_time_us": w.ref_time_us, "speedup": w.speedup, "sol_score": w.sol_score, "failure": w.failure}
+            for w in decided.workloads
+        ],
+        "device": decided.device,
+    }

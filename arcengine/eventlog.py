@@ -1,0 +1,54 @@
+"""The append-only JSONL event log: the source of truth of a campaign."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiofiles
+from aiofiles.threadpool.text import AsyncTextIOWrapper
+from pydantic import ValidationError
+
+from arcengine.events import Event, dump_event, parse_event
+
+
+class EventLogError(Exception):
+    """The event log is unreadable somewhere other than a cut last line."""
+
+
+class EventLogWriter:
+    """Appends one JSON line per event; a line is flushed before its event is acted on."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: AsyncTextIOWrapper | None = None
+
+    async def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = await aiofiles.open(self.path, "a", encoding="utf-8")
+
+    async def append(self, event: Event) -> None:
+        assert self._file is not None, "EventLogWriter.open() first"
+        await self._file.write(dump_event(event) + "\n")
+        await self._file.flush()
+
+    async def close(self) -> None:
+        if self._file is not None:
+            await self._file.close()
+            self._file = None
+
+
+def read_events(path: Path) -> Iterator[Event]:
+    """Yield the events of a log in order. A last line cut by a crash is skipped; damage elsewhere raises."""
+    with path.open("rb") as f:
+        lines = f.read().split(b"\n")
+    last = len(lines) - 1
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            yield parse_event(line)
+        except ValidationError as error:
+            if number == last:  # no trailing newline: the write was cut
+                return
+            raise EventLogError(f"{path}:{number + 1}: not a valid event ({error.error_count()} errors)") from None

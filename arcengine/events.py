@@ -1,0 +1,188 @@
+"""Typed campaign events: one discriminated union with a schema version.
+
+Every fact about a campaign is one of these events, appended to ``events.jsonl`` before anyone acts on it;
+the store and the display are projections of the same stream.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+SCHEMA_VERSION = 1
+
+Decision = Literal["KEEP", "ACCEPT", "REVERT", "REJECT"]
+DECISIONS: tuple[Decision, ...] = ("KEEP", "ACCEPT", "REVERT", "REJECT")
+
+
+class Usage(BaseModel):
+    """What one provider call cost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+
+class WorkloadResult(BaseModel):
+    """The guard's finding on one workload for one candidate."""
+
+    index: int
+    axes: dict[str, int]
+    held_out: bool
+    correct: bool
+    failure: str | None = None
+    max_abs_err: float | None = None
+    time_us: float | None = None
+    ref_time_us: float | None = None
+    incumbent_time_us: float | None = None
+    speedup: float | None = None
+    sol_score: float | None = None
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    v: int = SCHEMA_VERSION
+    seq: int = 0  # assigned by the bus
+    ts: float = 0.0  # unix seconds, assigned by the bus
+
+
+class CampaignStarted(_Event):
+    type: Literal["campaign_started"] = "campaign_started"
+    campaign_id: str
+    problem: str
+    problem_dir: str
+    kernel_type: str
+    config: dict[str, Any]
+    device: str
+    versions: dict[str, str | None] = {}
+
+
+class DeviceProfiled(_Event):
+    type: Literal["device_profiled"] = "device_profiled"
+    device: dict[str, Any]
+    bandwidth_bytes_per_s: float
+    flops_per_s: float
+
+
+class AgentStarted(_Event):
+    type: Literal["agent_started"] = "agent_started"
+    agent_id: str
+    strategy: str
+    provider: str
+
+
+class ProviderCalled(_Event):
+    """One provider call with its full text, so a campaign replays without network."""
+
+    type: Literal["provider_called"] = "provider_called"
+    agent_id: str
+    candidate_id: str
+    provider: str
+    request: str
+    response: str
+    usage: Usage
+
+
+class CandidateProposed(_Event):
+    type: Literal["candidate_proposed"] = "candidate_proposed"
+    candidate_id: str
+    agent_id: str
+    position: int  # 0 for the seed; 1..budget for agents' candidates
+    parent_id: str | None
+    strategy: str
+    rationale: str
+    source: str
+    drafting: bool = False
+
+
+class CandidateDecided(_Event):
+    type: Literal["candidate_decided"] = "candidate_decided"
+    candidate_id: str
+    agent_id: str
+    decision: Decision
+    reason: str
+    correct: bool
+    speedup: float | None = None  # geometric mean over visible workloads, vs the reference
+    held_out_speedup: float | None = None
+    vs_incumbent: float | None = None  # geometric mean of paired incumbent/candidate time ratios
+    workloads: list[WorkloadResult] = []
+    guard_seconds: float = 0.0
+    device: dict[str, Any] = {}
+
+
+class MemoryRecorded(_Event):
+    type: Literal["memory_recorded"] = "memory_recorded"
+    entry_id: str
+    kind: Literal["win", "trap"]
+    kernel_type: str
+    owner: str | None  # None: shared by all agents; else the agent that owns it
+    agent_id: str
+    candidate_id: str
+    strategy: str
+    speedup: float | None
+    context: str  # shapes / setting the conclusion applies to
+    summary: str
+    reflection: str
+    params: dict[str, Any] = {}
+
+
+class MemoryEvicted(_Event):
+    type: Literal["memory_evicted"] = "memory_evicted"
+    entry_id: str
+    reason: str
+
+
+class BestImproved(_Event):
+    """An agent's best changed (its KEEP); ``campaign_best`` says whether it is also the campaign's."""
+
+    type: Literal["best_improved"] = "best_improved"
+    agent_id: str
+    candidate_id: str
+    speedup: float
+    campaign_best: bool
+
+
+class AgentFailed(_Event):
+    type: Literal["agent_failed"] = "agent_failed"
+    agent_id: str
+    error: str
+    relaunch: bool
+
+
+class CampaignStopped(_Event):
+    type: Literal["campaign_stopped"] = "campaign_stopped"
+    reason: str
+    candidates: int
+    best_candidate_id: str | None
+    best_speedup: float | None
+
+
+Event = Annotated[
+    CampaignStarted
+    | DeviceProfiled
+    | AgentStarted
+    | ProviderCalled
+    | CandidateProposed
+    | CandidateDecided
+    | MemoryRecorded
+    | MemoryEvicted
+    | BestImproved
+    | AgentFailed
+    | CampaignStopped,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(line: str | bytes) -> Event:
+    """Parse one JSON line of an event log."""
+    return EVENT_ADAPTER.validate_json(line)
+
+
+def dump_event(event: Event) -> str:
+    return event.model_dump_json()

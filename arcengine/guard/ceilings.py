@@ -1,0 +1,205 @@
+"""Device description and measured ceilings (memory bandwidth, matmul throughput) for the child.
+
+The ceilings feed the speed-of-light times (T_sol = max(flops / flops_per_s, bytes / bandwidth)); they are
+measured, not taken from a data sheet, so clocks and power limits of this machine are accounted for.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.metadata
+import platform
+import statistics
+from collections.abc import Callable
+from time import perf_counter
+
+import torch
+
+_CUDA_COPY_BYTES = 2 * 2**30
+_CUDA_MATMUL_N = 8192
+_CPU_COPY_BYTES = 256 * 2**20
+_CPU_MATMUL_N = 2048
+_NVML_CLOCK_SM, _NVML_CLOCK_MEM = 1, 2
+
+
+# ---------------------------------------------------------------- device description
+
+
+def device_info(device: torch.device) -> dict[str, object]:
+    """Name, versions, cache and clocks; fields the platform cannot tell are None. No subprocesses."""
+    info: dict[str, object] = {
+        "name": None,
+        "kind": device.type,
+        "torch": torch.__version__,
+        "triton": _package_version("triton"),
+        "cuda": torch.version.cuda,
+        "driver": None,
+        "l2_bytes": None,
+        "sm_count": None,
+        "clocks": None,
+    }
+    if device.type == "cuda":
+        info.update(_cuda_info(device))
+    else:
+        info["name"] = _cpu_name()
+    return info
+
+
+def _package_version(name: str) -> str | None:
+    # Read from the installed metadata so that the child does not pay for importing triton.
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def _cuda_info(device: torch.device) -> dict[str, object]:
+    props = torch.cuda.get_device_properties(device)
+    info: dict[str, object] = {
+        "name": props.name,
+        "l2_bytes": int(getattr(props, "L2_cache_size", 0)) or None,
+        "sm_count": int(props.multi_processor_count),
+        "capability": f"{props.major}.{props.minor}",
+        "memory_bytes": int(props.total_memory),
+    }
+    nvml = _nvml_info(getattr(props, "uuid", None))
+    info["driver"] = nvml.get("driver") or _cuda_driver_api()
+    info["clocks"] = nvml.get("clocks")
+    return info
+
+
+def _nvml_info(uuid: object) -> dict[str, object]:
+    """Driver version and clocks through NVML, loaded with ctypes (best effort: {} if unavailable)."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        if nvml.nvmlInit_v2() != 0:
+            return {}
+    except (OSError, AttributeError):
+        return {}
+    try:
+        info: dict[str, object] = {}
+        buffer = ctypes.create_string_buffer(96)
+        if nvml.nvmlSystemGetDriverVersion(buffer, ctypes.c_uint(96)) == 0:
+            info["driver"] = buffer.value.decode()
+        if uuid is not None:
+            info["clocks"] = _nvml_clocks(nvml, uuid)
+        return info
+    finally:
+        nvml.nvmlShutdown()
+
+
+def _nvml_clocks(nvml: ctypes.CDLL, uuid: object) -> dict[str, int] | None:
+    handle = ctypes.c_void_p()
+    text = str(uuid)
+    key = text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
+    if nvml.nvmlDeviceGetHandleByUUID(key.encode(), ctypes.byref(handle)) != 0:
+        return None
+    clocks: dict[str, int] = {}
+    queries = {
+        "sm_mhz": (nvml.nvmlDeviceGetClockInfo, _NVML_CLOCK_SM),
+        "mem_mhz": (nvml.nvmlDeviceGetClockInfo, _NVML_CLOCK_MEM),
+        "sm_max_mhz": (nvml.nvmlDeviceGetMaxClockInfo, _NVML_CLOCK_SM),
+        "mem_max_mhz": (nvml.nvmlDeviceGetMaxClockInfo, _NVML_CLOCK_MEM),
+    }
+    for name, (query, clock) in queries.items():
+        value = ctypes.c_uint()
+        if query(handle, ctypes.c_int(clock), ctypes.byref(value)) == 0:
+            clocks[name] = int(value.value)
+    return clocks or None
+
+
+def _cuda_driver_api() -> str | None:
+    """The driver's CUDA API version, when NVML cannot give the driver release."""
+    try:
+        version = ctypes.c_int()
+        if ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version)) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return f"CUDA {version.value // 1000}.{version.value % 1000 // 10}"
+
+
+# ---------------------------------------------------------------- ceilings
+
+
+def measure_ceilings(device: torch.device) -> dict[str, float]:
+    """Bandwidth (bytes read + written per second) and dense matmul throughput (flop/s)."""
+    if device.type == "cuda":
+        return {
+            "bandwidth_bytes_per_s": _cuda_bandwidth(device),
+            "flops_per_s": _cuda_flops(device),
+        }
+    return {"bandwidth_bytes_per_s": _cpu_bandwidth(), "flops_per_s": _cpu_flops()}
+
+
+def _cuda_median_ms(fn: Callable[[], object], warmup: int, reps: int) -> float:
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def _cuda_bandwidth(device: torch.device) -> float:
+    src = torch.empty(_CUDA_COPY_BYTES, dtype=torch.uint8, device=device).fill_(1)
+    dst = torch.empty_like(src)
+    ms = _cuda_median_ms(lambda: dst.copy_(src), warmup=2, reps=10)
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * _CUDA_COPY_BYTES / (ms / 1e3)
+
+
+def _cuda_flops(device: torch.device) -> float:
+    n = _CUDA_MATMUL_N
+    gen = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(n, n, dtype=torch.bfloat16, device=device, generator=gen)
+    b = torch.randn(n, n, dtype=torch.bfloat16, device=device, generator=gen)
+    ms = _cuda_median_ms(lambda: a @ b, warmup=3, reps=10)
+    del a, b
+    torch.cuda.empty_cache()
+    return 2 * n**3 / (ms / 1e3)
+
+
+def _cpu_median_s(fn: Callable[[], object], reps: int, budget_s: float) -> float:
+    fn()  # warm-up: page faults and thread-pool start-up are not part of the ceiling
+    times: list[float] = []
+    spent = perf_counter()
+    while len(times) < reps and (len(times) < 1 or perf_counter() - spent < budget_s):
+        start = perf_counter()
+        fn()
+        times.append(perf_counter() - start)
+    return statistics.median(times)
+
+
+def _cpu_bandwidth() -> float:
+    src = torch.ones(_CPU_COPY_BYTES, dtype=torch.uint8)
+    dst = torch.empty_like(src)
+    seconds = _cpu_median_s(lambda: dst.copy_(src), reps=5, budget_s=0.5)
+    return 2 * _CPU_COPY_BYTES / seconds
+
+
+def _cpu_flops() -> float:
+    n = _CPU_MATMUL_N
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(n, n, generator=gen)
+    b = torch.randn(n, n, generator=gen)
+    seconds = _cpu_median_s(lambda: a @ b, reps=3, budget_s=1.0)
+    return 2 * n**3 / seconds

@@ -1,0 +1,375 @@
+"""Correctness checks that run inside the sandbox child.
+
+Pure functions over tensors: output comparison, allocator poisoning, input snapshots, and a seal over the
+functions and settings the harness trusts. Only the standard library and torch are imported here, because
+the child must not load anything of the engine.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import inspect
+import math
+import random
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+
+import torch
+
+_MISSING = object()
+# Lines torch appends to CUDA errors; they say nothing about the failure itself.
+_BOILERPLATE = (
+    "CUDA kernel errors might be asynchronously reported",
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING",
+    "Compile with `TORCH_USE_CUDA_DSA`",
+    "Device-side assertion tracking was not enabled",
+)
+_MAX_REASON = 400
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+    matched_ratio: float
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, object]) -> Tolerance:
+        values = {key: float(raw[key]) for key in ("atol", "rtol", "matched_ratio")}  # type: ignore[arg-type]
+        if values["atol"] < 0 or values["rtol"] < 0 or not 0.0 < values["matched_ratio"] <= 1.0:
+            raise ValueError(f"bad tolerance {dict(raw)}")
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Outcome of comparing one output (or a tuple of them) with the reference."""
+
+    failure: str | None
+    max_abs_err: float = 0.0
+    matched_ratio: float = 1.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def describe_exception(exc: BaseException, source: str | None = None) -> str:
+    """One line: exception type, the informative line of its message, and the line in `source` if any."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith(_BOILERPLATE)]
+    text = f"{type(exc).__name__}: {lines[-1]}" if lines else type(exc).__name__
+    where = _source_line(exc, source) if source else None
+    if where is not None:
+        text += f" (line {where})"
+    return text[:_MAX_REASON]
+
+
+def _source_line(exc: BaseException, source: str) -> int | None:
+    """The deepest traceback line inside `source`, so the author knows where it broke."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == source:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def compare_outputs(out: object, ref: object, tol: Tolerance) -> Comparison:
+    """Compare a candidate's return value with the reference's: structure, then each tensor."""
+    single = not isinstance(ref, tuple | list)
+    refs = (ref,) if single else tuple(ref)  # type: ignore[arg-type]
+    structure = _structure_failure(out, refs, single)
+    if structure is not None:
+        return Comparison(structure, math.inf, 0.0)
+    outs = (out,) if single else tuple(out)  # type: ignore[arg-type]
+    worst_err, worst_ratio = 0.0, 1.0
+    for i, (o, r) in enumerate(zip(outs, refs, strict=True)):
+        label = "output" if single else f"output {i}"
+        result = compare_value(o, r, tol, label)
+        worst_err, worst_ratio = max(worst_err, result.max_abs_err), min(worst_ratio, result.matched_ratio)
+        if not result.ok:
+            return Comparison(result.failure, worst_err, worst_ratio)
+    return Comparison(None, worst_err, worst_ratio)
+
+
+def _structure_failure(out: object, refs: tuple[object, ...], single: bool) -> str | None:
+    if single:
+        if isinstance(out, tuple | list):
+            return f"returned a {type(out).__name__} of {len(out)}, expected a single tensor"
+        return None
+    if not isinstance(out, tuple | list):
+        return f"returned {_type_name(out)}, expected a tuple of {len(refs)} outputs"
+    if len(out) != len(refs):
+        return f"returned {len(out)} outputs, expected {len(refs)}"
+    return None
+
+
+def compare_value(out: object, ref: object, tol: Tolerance, label: str = "output") -> Comparison:
+    """Compare one output; non-tensor reference values (rare) must be equal and of the same type."""
+    if isinstance(ref, torch.Tensor):
+        return compare_tensor(out, ref, tol, label)
+    if type(out) is not type(ref) or out != ref:
+        return Comparison(f"{label} is {out!r}, expected {ref!r}", math.inf, 0.0)
+    return Comparison(None)
+
+
+def compare_tensor(out: object, ref: torch.Tensor, tol: Tolerance, label: str = "output") -> Comparison:
+    """Exact type, metadata, NaN/Inf positions, then |out-ref| <= atol + rtol*|ref| on a matched ratio."""
+    meta = _metadata_failure(out, ref, label)
+    if meta is not None:
+        return Comparison(meta, math.inf, 0.0)
+    assert isinstance(out, torch.Tensor)
+    if ref.numel() == 0:
+        return Comparison(None)
+    o, r = _as_float(out), _as_float(ref)
+    special = _special_failure(o, r, label)
+    if special is not None:
+        return Comparison(special, math.inf, 0.0)
+    return _tolerance_check(o, r, tol, label)
+
+
+def _metadata_failure(out: object, ref: torch.Tensor, label: str) -> str | None:
+    # Subclasses can override comparisons and __torch_function__, so only the exact type is trusted.
+    if type(out) is not torch.Tensor:
+        return f"{label} is {_type_name(out)}, not exactly torch.Tensor"
+    if out.shape != ref.shape:
+        return f"{label} has shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
+    if out.dtype != ref.dtype:
+        return f"{label} has dtype {out.dtype}, expected {ref.dtype}"
+    if out.device != ref.device:
+        return f"{label} is on {out.device}, expected {ref.device}"
+    return None
+
+
+def _as_float(t: torch.Tensor) -> torch.Tensor:
+    """float32 for floating and complex tensors (as the brief says); float64 keeps integers exact."""
+    t = t.detach()
+    if t.is_complex():
+        return torch.view_as_real(t.resolve_conj()).to(torch.float32)
+    if t.is_floating_point():
+        return t.to(torch.float32)
+    return t.to(torch.float64)
+
+
+def _special_failure(o: torch.Tensor, r: torch.Tensor, label: str) -> str | None:
+    checks = (
+        ("NaN", torch.isnan),
+        ("+Inf", lambda t: torch.isinf(t) & (t > 0)),
+        ("-Inf", lambda t: torch.isinf(t) & (t < 0)),
+    )
+    for name, mask_of in checks:
+        differ = mask_of(o) != mask_of(r)
+        count = int(differ.sum().item())
+        if count:
+            flat = int(torch.nonzero(differ.reshape(-1))[0].item())
+            at = _unravel(flat, tuple(r.shape))
+            got, want = o.reshape(-1)[flat].item(), r.reshape(-1)[flat].item()
+            return (
+                f"{label}: {name} positions differ at {count} of {r.numel()} elements "
+                f"(first at {at}: got {got}, expected {want})"
+            )
+    return None
+
+
+def _tolerance_check(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, label: str) -> Comparison:
+    finite = torch.isfinite(r)  # NaN/Inf positions already agree, so these count as matched
+    diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
+    within = (diff <= tol.atol + tol.rtol * r.abs()) | ~finite
+    ratio = float(within.sum().item()) / r.numel()
+    max_err = float(diff.max().item())
+    if ratio < tol.matched_ratio:
+        failure = (
+            f"{label}: {ratio:.4%} of elements within atol={tol.atol:g} rtol={tol.rtol:g} "
+            f"(need {tol.matched_ratio:.4%}), max abs err {max_err:.4g}"
+        )
+        return Comparison(failure, max_err, ratio)
+    return Comparison(None, max_err, ratio)
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return tuple(reversed(index))
+
+
+def _type_name(value: object) -> str:
+    cls = type(value)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+# ---------------------------------------------------------------- allocator poisoning
+
+
+def output_tensors(value: object) -> list[torch.Tensor]:
+    items = value if isinstance(value, tuple | list) else (value,)
+    return [t for t in items if isinstance(t, torch.Tensor)]
+
+
+def poison_allocator(like: Sequence[torch.Tensor], device: torch.device) -> None:
+    """Fill freed memory with 0xFF bytes (NaN in every float format) before the candidate allocates.
+
+    One block per reference output, sized like it, plus a larger one, all freed again: the CUDA caching
+    allocator hands these blocks back (best fit), and glibc's LIFO bins usually do the same on CPU, so an
+    output the candidate allocates but never writes reads as NaN instead of some earlier result.
+    """
+    sizes = [max(t.numel() * t.element_size(), 1) for t in like]
+    big = sum(sizes) * 5 // 4 + (1 << 20)
+    # Freed in list order: the block for output 0 is freed last, so LIFO allocators return it first.
+    blocks = [_filled(n, device) for n in [big, *reversed(sizes)]]
+    while blocks:
+        blocks.pop(0)
+
+
+def _filled(nbytes: int, device: torch.device) -> torch.Tensor:
+    return torch.full((nbytes,), 0xFF, dtype=torch.uint8, device=device)
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def snapshot_inputs(inputs: Sequence[object]) -> list[object]:
+    """Bitwise copies of the inputs (tensors cloned, other values deep-copied)."""
+    return [_copy_value(value) for value in inputs]
+
+
+def _copy_value(value: object) -> object:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # an uncopyable value cannot be checked; keep the object itself
+        return value
+
+
+def verify_inputs(inputs: Sequence[object], snapshot: Sequence[object]) -> str | None:
+    """The reason if any input differs from its snapshot (values bitwise, shape, dtype, device)."""
+    for i, (now, before) in enumerate(zip(inputs, snapshot, strict=True)):
+        if isinstance(before, torch.Tensor):
+            if not isinstance(now, torch.Tensor) or not bitwise_equal(now, before):
+                return f"candidate modified input {i}"
+        elif now is not before and not _equal(now, before):
+            return f"candidate modified input {i}"
+    return None
+
+
+def _equal(a: object, b: object) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def bitwise_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype, device and bytes (NaN payloads included)."""
+    if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return False
+    return bool(torch.equal(_bytes(a), _bytes(b)))
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+# ---------------------------------------------------------------- harness seal
+
+
+@dataclass(frozen=True)
+class _Watch:
+    label: str
+    owner: object
+    name: str
+    value: object
+    static: bool  # class attribute, read without descriptors so identity is stable
+
+
+class HarnessSeal:
+    """Identities of the functions the harness relies on and values of global numeric settings.
+
+    Captured before the candidate is imported and checked after it runs: a candidate that patches a timer,
+    a comparison function or torch itself, or turns on TF32 behind the reference's back, is caught.
+    """
+
+    def __init__(self) -> None:
+        self._watches: list[_Watch] = []
+        self._settings = read_settings()
+
+    def watch_module(self, module: ModuleType, names: Iterable[str] | None = None) -> None:
+        wanted = set(names) if names is not None else None
+        for name, value in list(vars(module).items()):
+            # Module data changes legitimately (lazy state); functions and classes must not.
+            if callable(value) and (wanted is None or name in wanted):
+                self._watches.append(_Watch(f"{module.__name__}.{name}", module, name, value, False))
+
+    def watch_class(self, cls: type) -> None:
+        for name in dir(cls):
+            value = inspect.getattr_static(cls, name, _MISSING)
+            if value is not _MISSING:
+                self._watches.append(_Watch(f"{cls.__qualname__}.{name}", cls, name, value, True))
+
+    def broken(self) -> str | None:
+        """A one-line reason if anything watched changed, else None."""
+        for watch in self._watches:
+            if _current(watch) is not watch.value:
+                return f"candidate patched harness function {watch.label}"
+        now = read_settings()
+        for key, before in self._settings.items():
+            if now.get(key) != before:
+                return f"candidate changed torch setting {key} from {before!r} to {now.get(key)!r}"
+        return None
+
+
+def _current(watch: _Watch) -> object:
+    if watch.static:
+        return inspect.getattr_static(watch.owner, watch.name, _MISSING)
+    return vars(watch.owner).get(watch.name, _MISSING)  # type: ignore[arg-type]
+
+
+def read_settings() -> dict[str, object]:
+    """Global precision settings that change what the reference computes."""
+    probes: dict[str, Callable[[], object]] = {
+        "float32_matmul_precision": torch.get_float32_matmul_precision,
+        "cuda.matmul.allow_tf32": lambda: torch.backends.cuda.matmul.allow_tf32,
+        "cuda.matmul.allow_fp16_reduced_precision_reduction": (
+            lambda: torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+        ),
+        "cuda.matmul.allow_bf16_reduced_precision_reduction": (
+            lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+        ),
+        "cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
+        "default_dtype": torch.get_default_dtype,
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+    }
+    values: dict[str, object] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # some of these flags are deprecated in newer torch
+        for key, probe in probes.items():
+            try:
+                values[key] = probe()
+            except Exception:
+                values[key] = None
+    return values
+
+
+def default_seal(harness_modules: Sequence[ModuleType]) -> HarnessSeal:
+    """The seal the child uses: timers, torch's namespaces and tensor class, builtins and our modules."""
+    seal = HarnessSeal()
+    for module in (time, random, math, builtins, *_torch_modules(), *harness_modules):
+        seal.watch_module(module)
+    for cls in (torch.Tensor, torch._C.TensorBase, torch.Generator, torch.cuda.Event, random.Random):
+        seal.watch_class(cls)
+    return seal
+
+
+def _torch_modules() -> list[ModuleType]:
+    return [torch, torch.nn.functional, torch.linalg, torch.fft, torch.special, torch.cuda]

@@ -1,0 +1,147 @@
+"""The guard: cascade gate, a priority queue, one worker per device, and the decision.
+
+Agents submit and await; the guard alone decides, and publishes the decision before returning it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from arcengine.bus import Bus
+from arcengine.events import CandidateDecided, DeviceProfiled
+from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
+from arcengine.guard.gate import check_source
+from arcengine.guard.sandbox import run_child
+from arcengine.problem import Problem
+
+log = structlog.get_logger()
+
+PROFILE_TIMEOUT_S = 180.0
+
+# Timing settings the child receives, per device kind.
+TIMING = {
+    "cpu": {"warmup": 1, "min_reps": 5, "max_reps": 40, "target_rel_se": 0.01,
+            "max_seconds_per_workload": 0.5, "pool": 3},
+    "cuda": {"warmup": 5, "min_reps": 30, "max_reps": 1000, "target_rel_se": 0.005,
+             "max_seconds_per_workload": 2.0, "pool": 4},
+}
+
+
+class GuardError(Exception):
+    """The guard cannot work at all (for example, the device could not be profiled)."""
+
+
+@dataclass(order=True)
+class _Job:
+    priority: tuple[int, int]
+    candidate_id: str = field(compare=False)
+    agent_id: str = field(compare=False)
+    candidate_path: Path = field(compare=False)
+    incumbent_path: Path | None = field(compare=False)
+    future: asyncio.Future[CandidateDecided] = field(compare=False)
+
+
+class Guard:
+    def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
+                 timeout_s: float, rng_seed: int = 0) -> None:
+        self.problem = problem
+        self.bus = bus
+        self.thresholds = thresholds
+        self.seeds = seeds
+        self.timeout_s = timeout_s
+        self.rng_seed = rng_seed
+        self.device = "cpu"
+        self.ceilings: Ceilings | None = None
+        self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
+        self._order = itertools.count()
+        self._submitted: Counter[str] = Counter()
+
+    async def profile(self, requested: str) -> DeviceProfiled:
+        """Resolve the device ('auto' takes the GPU if there is one) and measure its ceilings."""
+        outcome = await run_child({"mode": "profile", "device": requested}, device=requested,
+                                  timeout_s=PROFILE_TIMEOUT_S)
+        failure = outcome.failure()
+        if failure or not outcome.result or not outcome.result.get("ok"):
+            detail = failure or (outcome.result or {}).get("failure") or "no ceilings measured"
+            raise GuardError(f"could not profile the {requested} device: {detail}")
+        result = outcome.result
+        self.device = result["device"]["kind"]
+        self.ceilings = Ceilings(result["flops_per_s"], result["bandwidth_bytes_per_s"])
+        event = DeviceProfiled(device=result["device"], bandwidth_bytes_per_s=result["bandwidth_bytes_per_s"],
+                               flops_per_s=result["flops_per_s"])
+        return await self.bus.publish(event)  # type: ignore[return-value]
+
+    @property
+    def workloads(self) -> list[Any]:
+        return self.problem.workloads_for(self.device)
+
+    async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
+                     incumbent_path: Path | None) -> CandidateDecided:
+        """Judge one candidate: the gate now, then the queue; returns the published decision."""
+        gate = check_source(source)
+        if not gate.ok:
+            return await self._publish(candidate_id, agent_id, Verdict("REJECT", gate.reason, False), 0.0, {})
+        priority = (-1, 0) if incumbent_path is None else (self._submitted[agent_id], next(self._order))
+        self._submitted[agent_id] += 1
+        future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future))
+        return await future
+
+    async def work(self) -> None:
+        """A worker: drain the queue forever (run one per device; cancel to stop)."""
+        while True:
+            job = await self._queue.get()
+            try:
+                decided = await self._evaluate(job)
+            except BaseException as error:
+                if not job.future.done():
+                    job.future.set_exception(error if isinstance(error, Exception) else asyncio.CancelledError())
+                raise
+            if not job.future.done():
+                job.future.set_result(decided)
+
+    def _spec(self, job: _Job) -> dict[str, Any]:
+        return {
+            "mode": "evaluate",
+            "device": self.device,
+            "reference": str(self.problem.reference_path),
+            "candidate": str(job.candidate_path),
+            "incumbent": str(job.incumbent_path) if job.incumbent_path else None,
+            "workloads": [{"index": w.index, "axes": w.axes, "held_out": w.held_out} for w in self.workloads],
+            "tolerance": vars(self.problem.tolerance),
+            "seeds": list(range(self.seeds)),
+            "timing": {**TIMING[self.device], "rng_seed": self.rng_seed + job.priority[1]},
+        }
+
+    async def _evaluate(self, job: _Job) -> CandidateDecided:
+        outcome = await run_child(self._spec(job), device=self.device, timeout_s=self.timeout_s)
+        failure = outcome.failure()
+        result = outcome.result or {}
+        if failure is None and not result.get("ok", False):
+            failure = f"harness failed: {result.get('failure') or 'unknown'}"
+        if failure is not None:
+            verdict = Verdict("REVERT", failure, False)
+        else:
+            verdict = judge(result, self.problem, self.workloads, self.thresholds, self.ceilings,
+                            has_incumbent=job.incumbent_path is not None)
+        log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision,
+                 seconds=round(outcome.seconds, 2))
+        return await self._publish(job.candidate_id, job.agent_id, verdict, outcome.seconds,
+                                   result.get("device", {}))
+
+    async def _publish(self, candidate_id: str, agent_id: str, verdict: Verdict, seconds: float,
+                       device: dict[str, Any]) -> CandidateDecided:
+        event = CandidateDecided(
+            candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision, reason=verdict.reason,
+            correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
+            vs_incumbent=verdict.vs_incumbent, workloads=list(verdict.workloads), guard_seconds=seconds,
+            device=device,
+        )
+        return await self.bus.publish(event)  # type: ignore[return-value]

@@ -1,0 +1,253 @@
+"""Interleaved timing inside the sandbox child: reference, candidate and incumbent in one loop.
+
+Each round calls every function once, in a random order, on the next entry of a pool of pre-built inputs,
+so drift in clocks or temperature hits all of them alike and no call sees the addresses or values of the
+call before. On CUDA the L2 cache is flushed before every timed call and the device is synchronised before
+the end event, so work left on side streams is counted.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import random
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from time import perf_counter, perf_counter_ns
+from typing import Protocol
+
+import torch
+
+DEFAULT_FLUSH_BYTES = 256 * 2**20  # used when the device does not report its L2 size
+_SE_FACTOR = 1.2533  # standard error of a median is about sqrt(pi/2) times that of a mean
+
+Fn = Callable[..., object]
+AuditFn = Callable[[object, int], "str | None"]  # (output, pool index) -> failure reason or None
+
+
+@dataclass(frozen=True)
+class TimingConfig:
+    warmup: int = 2
+    min_reps: int = 5
+    max_reps: int = 50
+    target_rel_se: float = 0.005
+    max_seconds_per_workload: float = 1.0
+    pool: int = 3
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, object]) -> TimingConfig:
+        defaults = cls()
+        config = cls(
+            warmup=int(raw.get("warmup", defaults.warmup)),  # type: ignore[arg-type]
+            min_reps=int(raw.get("min_reps", defaults.min_reps)),  # type: ignore[arg-type]
+            max_reps=int(raw.get("max_reps", defaults.max_reps)),  # type: ignore[arg-type]
+            target_rel_se=float(raw.get("target_rel_se", defaults.target_rel_se)),  # type: ignore[arg-type]
+            max_seconds_per_workload=float(
+                raw.get("max_seconds_per_workload", defaults.max_seconds_per_workload)  # type: ignore[arg-type]
+            ),
+            # Two entries at least, so consecutive calls never share buffers.
+            pool=max(2, int(raw.get("pool", defaults.pool))),  # type: ignore[arg-type]
+        )
+        if config.warmup < 0 or config.min_reps < 2 or config.max_reps < config.min_reps:
+            raise ValueError(f"bad timing settings {dict(raw)}")
+        return config
+
+
+def rel_se(samples: Sequence[float]) -> float:
+    """Relative standard error of the median: 1.2533 * stdev / sqrt(n) / median (inf if undefined)."""
+    if len(samples) < 2:
+        return math.inf
+    median = statistics.median(samples)
+    if median <= 0:
+        return math.inf
+    return _SE_FACTOR * statistics.stdev(samples) / math.sqrt(len(samples)) / median
+
+
+def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig) -> bool:
+    """Enough reps and a small error, or the rep cap, or the time budget; never below min_reps."""
+    reps = len(samples)
+    if reps < config.min_reps:
+        return False
+    if reps >= config.max_reps or elapsed_s >= config.max_seconds_per_workload:
+        return True
+    return rel_se(samples) < config.target_rel_se
+
+
+# ---------------------------------------------------------------- timers
+
+
+class Timer(Protocol):
+    def sync(self) -> None: ...
+
+    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
+        """Call fn(*args) once; return (microseconds, output)."""
+        ...
+
+
+class CpuTimer:
+    """A monotonic clock around the call."""
+
+    def sync(self) -> None:
+        return None
+
+    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
+        start = perf_counter_ns()
+        out = fn(*args)
+        end = perf_counter_ns()
+        return (end - start) / 1e3, out
+
+
+def l2_bytes(device: torch.device) -> int | None:
+    try:
+        size = int(torch.cuda.get_device_properties(device).L2_cache_size)
+    except Exception:
+        return None
+    return size if size > 0 else None
+
+
+class L2Flusher:
+    """Writes a buffer of at least twice the L2 size, so each timed call starts with a cold cache."""
+
+    def __init__(self, device: torch.device, nbytes: int | None = None) -> None:
+        l2 = l2_bytes(device)
+        size = nbytes if nbytes is not None else (2 * l2 if l2 else DEFAULT_FLUSH_BYTES)
+        self.nbytes = size
+        self._buffer = torch.empty(size // 4 + 1, dtype=torch.int32, device=device)
+
+    def flush(self) -> None:
+        self._buffer.zero_()
+
+
+class CudaTimer:
+    """CUDA events around the call, after an L2 flush, with a device-wide sync before the end event."""
+
+    def __init__(self, device: torch.device, flusher: L2Flusher | None = None) -> None:
+        self._flusher = flusher if flusher is not None else L2Flusher(device)
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+
+    def sync(self) -> None:
+        torch.cuda.synchronize()
+
+    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
+        self._flusher.flush()
+        self._start.record()
+        out = fn(*args)
+        torch.cuda.synchronize()  # device-wide: kernels the candidate put on other streams count
+        self._end.record()
+        self._end.synchronize()
+        return self._start.elapsed_time(self._end) * 1e3, out
+
+
+def make_timer(device: torch.device) -> Timer:
+    return CudaTimer(device) if device.type == "cuda" else CpuTimer()
+
+
+# ---------------------------------------------------------------- interleaved loop
+
+
+class CallError(Exception):
+    """A timed function raised; `role` says which one."""
+
+    def __init__(self, role: str, error: BaseException) -> None:
+        super().__init__(f"{role} raised {type(error).__name__}: {error}")
+        self.role = role
+        self.error = error
+
+
+@dataclass
+class Interleaved:
+    samples: dict[str, list[float]] = field(default_factory=dict)
+    audit_failure: str | None = None
+    audit_round: int | None = None
+
+    @property
+    def rounds(self) -> int:
+        return min((len(s) for s in self.samples.values()), default=0)
+
+    def median_us(self, role: str) -> float | None:
+        samples = self.samples.get(role)
+        return statistics.median(samples) if samples else None
+
+    def rel_se(self, role: str) -> float:
+        return rel_se(self.samples.get(role, []))
+
+    def paired_ratios(self, numerator: str, denominator: str) -> list[float]:
+        """Per-round time ratio numerator/denominator, e.g. incumbent/candidate (> 1: candidate faster)."""
+        num, den = self.samples.get(numerator, []), self.samples.get(denominator, [])
+        return [n / d for n, d in zip(num, den, strict=False) if d > 0]
+
+
+def time_interleaved(
+    fns: Mapping[str, Fn],
+    pool: Sequence[Sequence[object]],
+    timer: Timer,
+    config: TimingConfig,
+    rng: random.Random,
+    audit: AuditFn | None = None,
+    audit_role: str = "candidate",
+) -> Interleaved:
+    """Warm up, then run rounds until `should_stop` says the `audit_role` median is good enough.
+
+    On one randomly chosen round (within the first min_reps, so it always happens) the audit role's output
+    goes to `audit` with the pool index it was computed from. Raises CallError if a function raises.
+    """
+    roles = list(fns)
+    cursor = _warm_up(fns, pool, timer, config.warmup)
+    result = Interleaved(samples={role: [] for role in roles})
+    result.audit_round = rng.randrange(config.min_reps) if audit is not None else None
+    gc.collect()
+    gc.disable()  # a collection inside a timed call would be charged to whoever was running
+    try:
+        start = perf_counter()
+        while not should_stop(result.samples[audit_role], perf_counter() - start, config):
+            cursor = _round(fns, rng.sample(roles, len(roles)), pool, cursor, timer, result, audit, audit_role)
+            if result.audit_failure is not None:
+                break
+    finally:
+        gc.enable()
+    return result
+
+
+def _warm_up(fns: Mapping[str, Fn], pool: Sequence[Sequence[object]], timer: Timer, warmup: int) -> int:
+    cursor = 0
+    for role, fn in fns.items():
+        for _ in range(warmup):
+            _call(role, fn, pool[cursor % len(pool)])
+            cursor += 1
+    timer.sync()
+    return cursor
+
+
+def _round(
+    fns: Mapping[str, Fn],
+    order: Sequence[str],
+    pool: Sequence[Sequence[object]],
+    cursor: int,
+    timer: Timer,
+    result: Interleaved,
+    audit: AuditFn | None,
+    audit_role: str,
+) -> int:
+    """One interleaved round; returns the advanced pool cursor."""
+    audit_now = audit is not None and result.rounds == result.audit_round
+    for role in order:
+        index = cursor % len(pool)
+        cursor += 1
+        try:
+            elapsed_us, out = timer.time(fns[role], pool[index])
+        except Exception as exc:
+            raise CallError(role, exc) from exc
+        result.samples[role].append(elapsed_us)
+        if audit_now and role == audit_role and audit is not None:
+            result.audit_failure = audit(out, index)
+        del out  # free the output now so it does not sit in memory across the next call
+    return cursor
+
+
+def _call(role: str, fn: Fn, args: Sequence[object]) -> None:
+    try:
+        fn(*args)
+    except Exception as exc:
+        raise CallError(role, exc) from exc

@@ -1,0 +1,102 @@
+"""Memory of conclusions: wins (why something worked) and traps (what failed and why).
+
+Retention follows the paper: per kernel type, wins keep the ``cap`` best by speedup and traps the ``cap``
+newest (first in, first out); ``cap=None`` keeps everything. Memory is shared by all agents or private to
+each. The state changes only through ``MemoryRecorded`` / ``MemoryEvicted`` events: ``admit`` says which
+events a new conclusion causes, ``apply`` (a bus subscriber) updates the state.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Literal
+
+from arcengine.events import Event, MemoryEvicted, MemoryRecorded
+
+SUMMARY_LIMIT = 160
+REFLECTION_LIMIT = 1200
+CONTEXT_LIMIT = 240
+
+Scope = Literal["shared", "private"]
+
+
+def clip(text: str, limit: int) -> str:
+    """Collapse whitespace and cut to ``limit`` characters, marking the cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Recall:
+    wins: list[MemoryRecorded]  # best speedup first
+    traps: list[MemoryRecorded]  # oldest first
+
+
+class Memory:
+    def __init__(self, cap: int | None = 16, scope: Scope = "shared") -> None:
+        self.cap = cap
+        self.scope = scope
+        self._entries: dict[str, MemoryRecorded] = {}
+
+    def owner_for(self, agent_id: str) -> str | None:
+        return agent_id if self.scope == "private" else None
+
+    def _bucket(self, kind: str, kernel_type: str, owner: str | None) -> list[MemoryRecorded]:
+        return [
+            e for e in self._entries.values()
+            if e.kind == kind and e.kernel_type == kernel_type and e.owner == owner
+        ]
+
+    def admit(
+        self,
+        *,
+        kind: Literal["win", "trap"],
+        kernel_type: str,
+        agent_id: str,
+        candidate_id: str,
+        strategy: str,
+        speedup: float | None,
+        context: str,
+        summary: str,
+        reflection: str,
+        params: dict[str, object] | None = None,
+    ) -> list[Event]:
+        """The events that recording this conclusion causes (empty if retention would drop it at once)."""
+        entry = MemoryRecorded(
+            entry_id=uuid.uuid4().hex[:12],
+            kind=kind,
+            kernel_type=kernel_type,
+            owner=self.owner_for(agent_id),
+            agent_id=agent_id,
+            candidate_id=candidate_id,
+            strategy=strategy,
+            speedup=speedup,
+            context=clip(context, CONTEXT_LIMIT),
+            summary=clip(summary, SUMMARY_LIMIT),
+            reflection=clip(reflection, REFLECTION_LIMIT),
+            params=params or {},
+        )
+        bucket = self._bucket(kind, kernel_type, entry.owner)
+        if self.cap is None or len(bucket) < self.cap:
+            return [entry]
+        if kind == "trap":  # first in, first out: bucket is in arrival order
+            return [entry, MemoryEvicted(entry_id=bucket[0].entry_id, reason="oldest trap beyond the cap")]
+        weakest = min(bucket, key=lambda e: e.speedup or 0.0)
+        if (entry.speedup or 0.0) <= (weakest.speedup or 0.0):
+            return []
+        return [entry, MemoryEvicted(entry_id=weakest.entry_id, reason="weakest win beyond the cap")]
+
+    async def apply(self, event: Event) -> None:
+        if isinstance(event, MemoryRecorded):
+            self._entries[event.entry_id] = event
+        elif isinstance(event, MemoryEvicted):
+            self._entries.pop(event.entry_id, None)
+
+    def recall(self, kernel_type: str, agent_id: str) -> Recall:
+        owner = self.owner_for(agent_id)
+        wins = sorted(self._bucket("win", kernel_type, owner), key=lambda e: -(e.speedup or 0.0))
+        return Recall(wins=wins, traps=self._bucket("trap", kernel_type, owner))
+
+    def __len__(self) -> int:
+        return len(self._entries)

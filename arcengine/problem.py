@@ -1,0 +1,176 @@
+"""Problem loading: the native folder format (``problem.toml``, ``reference.py``, ``seed.py``)."""
+
+from __future__ import annotations
+
+import ast
+import operator
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SHIPPED_PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
+
+
+class ProblemError(Exception):
+    """A problem folder or its files are malformed; the message says what and where."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+    matched_ratio: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    index: int
+    axes: dict[str, int]
+    dtype: str
+    held_out: bool = False
+
+    def label(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.axes.items())
+
+
+@dataclass(frozen=True)
+class Problem:
+    name: str
+    directory: Path
+    kernel_type: str
+    category: str
+    description: str
+    tolerance: Tolerance
+    workloads: list[Workload]  # GPU shapes
+    cpu_workloads: list[Workload]  # small shapes for CPU campaigns
+    flops_expr: str
+    bytes_expr: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reference_path(self) -> Path:
+        return self.directory / "reference.py"
+
+    @property
+    def seed_path(self) -> Path:
+        return self.directory / "seed.py"
+
+    def workloads_for(self, device: str) -> list[Workload]:
+        return self.cpu_workloads if device == "cpu" else self.workloads
+
+    def flops(self, workload: Workload) -> float:
+        return evaluate_expression(self.flops_expr, workload.axes)
+
+    def bytes(self, workload: Workload) -> float:
+        return evaluate_expression(self.bytes_expr, workload.axes)
+
+
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod,
+}
+
+
+def evaluate_expression(expression: str, axes: dict[str, int]) -> float:
+    """Evaluate arithmetic over axis names (numbers, + - * / // % **, parentheses; nothing else)."""
+
+    def walk(node: ast.AST) -> float:
+        match node:
+            case ast.Expression(body=body):
+                return walk(body)
+            case ast.Constant(value=value) if isinstance(value, int | float):
+                return value
+            case ast.Name(id=name) if name in axes:
+                return axes[name]
+            case ast.Name(id=name):
+                raise ProblemError(f"expression {expression!r} uses unknown axis {name!r}")
+            case ast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
+                return _BINARY[type(op)](walk(left), walk(right))
+            case ast.UnaryOp(op=ast.USub(), operand=operand):
+                return -walk(operand)
+        raise ProblemError(f"expression {expression!r}: only arithmetic over axes is allowed")
+
+    try:
+        tree = ast.parse(expression, mode="eval")
+    except SyntaxError as error:
+        raise ProblemError(f"expression {expression!r} does not parse: {error.msg}") from None
+    return float(walk(tree))
+
+
+def resolve_problem_dir(spec: str | Path) -> Path:
+    """A path to a problem folder, or the name of a shipped problem."""
+    path = Path(spec)
+    if path.is_dir():
+        return path.resolve()
+    shipped = SHIPPED_PROBLEMS / str(spec)
+    if shipped.is_dir():
+        return shipped
+    raise ProblemError(
+        f"no problem {str(spec)!r}: not a folder, and not a shipped problem "
+        f"(shipped: {', '.join(shipped_problem_names()) or 'none'})"
+    )
+
+
+def shipped_problem_names() -> list[str]:
+    if not SHIPPED_PROBLEMS.is_dir():
+        return []
+    return sorted(p.name for p in SHIPPED_PROBLEMS.iterdir() if (p / "problem.toml").is_file())
+
+
+def _workloads(entries: Any, default_dtype: str, where: str) -> list[Workload]:
+    if not isinstance(entries, list) or not entries:
+        raise ProblemError(f"{where}: needs at least one [[{where.rsplit(':', 1)[-1]}]] entry")
+    workloads = []
+    for index, entry in enumerate(entries):
+        axes = entry.get("axes") if isinstance(entry, dict) else None
+        if not isinstance(axes, dict) or not axes or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in axes.values()
+        ):
+            raise ProblemError(f"{where}[{index}]: axes must be a table of positive integers")
+        workloads.append(
+            Workload(
+                index=index,
+                axes=dict(axes),
+                dtype=str(entry.get("dtype", default_dtype)),
+                held_out=bool(entry.get("held_out", False)),
+            )
+        )
+    return workloads
+
+
+def load_problem(spec: str | Path) -> Problem:
+    directory = resolve_problem_dir(spec)
+    toml_path = directory / "problem.toml"
+    for required in (toml_path, directory / "reference.py", directory / "seed.py"):
+        if not required.is_file():
+            raise ProblemError(f"{directory}: missing {required.name}")
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise ProblemError(f"{toml_path}: {error}") from None
+    try:
+        tolerance = Tolerance(**{k: float(data["tolerance"][k]) for k in ("atol", "rtol", "matched_ratio")})
+        sol = data["sol"]
+        dtype = str(data.get("dtype", "float32"))
+        problem = Problem(
+            name=str(data["name"]),
+            directory=directory,
+            kernel_type=str(data["kernel_type"]),
+            category=str(data.get("category", "L1")),
+            description=str(data.get("description", "")).strip(),
+            tolerance=tolerance,
+            workloads=_workloads(data.get("workloads"), dtype, f"{toml_path}:workloads"),
+            cpu_workloads=_workloads(data.get("cpu_workloads"), dtype, f"{toml_path}:cpu_workloads"),
+            flops_expr=str(sol["flops"]),
+            bytes_expr=str(sol["bytes"]),
+        )
+    except KeyError as error:
+        raise ProblemError(f"{toml_path}: missing key {error.args[0]!r}") from None
+    except (TypeError, ValueError) as error:
+        raise ProblemError(f"{toml_path}: {error}") from None
+    for workload in problem.workloads + problem.cpu_workloads:
+        problem.flops(workload)
+        problem.bytes(workload)
+    return problem

@@ -1,0 +1,78 @@
+"""The one provider interface: given an agent's context, return a proposal (and, after a decision,
+a reflection for memory)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from arcengine.events import CandidateDecided, Usage
+from arcengine.memory import Recall
+from arcengine.problem import Workload
+from arcengine.skills import Skill
+
+
+class ProviderError(Exception):
+    """The provider could not produce a usable proposal; the agent records a REJECT with this reason."""
+
+
+class ProviderExhausted(ProviderError):
+    """The provider has nothing new to propose (for example, the tuner's space is searched out)."""
+
+
+@dataclass(frozen=True)
+class LeaderboardEntry:
+    agent_id: str
+    strategy: str
+    candidate_id: str
+    speedup: float | None
+    source: str
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """Everything an agent may show its provider. Held-out workloads never appear here."""
+
+    agent_id: str
+    strategy: Skill
+    problem_name: str
+    kernel_type: str
+    reference_source: str
+    visible_workloads: list[Workload]
+    working_source: str
+    best_source: str
+    best_speedup: float | None
+    plateau: int
+    drafting: bool
+    recall: Recall
+    leaderboard: list[LeaderboardEntry] | None
+    feedback: str | None
+    device: str
+
+
+@dataclass(frozen=True)
+class Proposal:
+    source: str
+    strategy: str
+    rationale: str
+    request: str  # the full text sent (or, for the offline tuner, the search state it acted on)
+    response: str  # the full text received
+    usage: Usage = field(default_factory=Usage)
+    params: dict[str, Any] = field(default_factory=dict)  # tunable settings of the proposal, if known
+
+
+@dataclass(frozen=True)
+class Reflection:
+    summary: str
+    reflection: str
+    usage: Usage = field(default_factory=Usage)
+
+
+class Provider(Protocol):
+    name: str
+
+    async def propose(self, context: AgentContext) -> Proposal: ...
+
+    async def reflect(
+        self, context: AgentContext, proposal: Proposal, decided: CandidateDecided
+    ) -> Reflection: ...

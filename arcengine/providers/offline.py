@@ -1,0 +1,128 @@
+"""The offline provider: a tuner over the working kernel's TUNABLES. No network, no new algorithms.
+
+Each agent searches within its strategy's tunables: a local step (one tunable to a neighbouring value)
+steered towards settings that won and away from traps, and a far jump (several tunables at once) when
+the agent drafts on a plateau or has no untried neighbour left.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+from typing import Any
+
+from arcengine.events import CandidateDecided
+from arcengine.memory import Recall
+from arcengine.providers.base import AgentContext, Proposal, ProviderError, ProviderExhausted, Reflection
+from arcengine.tunables import Settings, TunablesError, apply_settings, describe_change, read_tunables
+
+DISCLAIMER = "The offline provider only searches the kernel's TUNABLES; it never writes new algorithms."
+FAR_JUMP_ATTEMPTS = 200
+
+
+def _key(settings: Settings) -> str:
+    return json.dumps(settings, sort_keys=True)
+
+
+class OfflineProvider:
+    name = "offline"
+
+    def __init__(self, seed: int = 0, **_: Any) -> None:
+        self._seed = seed
+        self._tried: dict[str, set[str]] = defaultdict(set)
+        self._rngs: dict[str, random.Random] = {}
+
+    def _rng(self, agent_id: str) -> random.Random:
+        if agent_id not in self._rngs:
+            self._rngs[agent_id] = random.Random(f"{self._seed}:{agent_id}")
+        return self._rngs[agent_id]
+
+    async def propose(self, context: AgentContext) -> Proposal:
+        try:
+            space, current = read_tunables(context.working_source)
+        except TunablesError as error:
+            raise ProviderError(f"offline provider: {error}") from None
+        if not space:
+            raise ProviderExhausted(f"offline provider: the working kernel declares no TUNABLES. {DISCLAIMER}")
+        names = [n for n in context.strategy.tunables if n in space] or list(space)
+        tried = self._tried[context.agent_id]
+        tried.add(_key(current))
+        tried.update(_key({**current, **e.params}) for e in context.recall.traps if e.params)
+        rng = self._rng(context.agent_id)
+
+        move, settings = "local step", None
+        if not context.drafting:
+            settings = self._local_step(current, names, space, tried, context.recall, rng)
+        if settings is None:
+            move = "far jump (drafting on a plateau)" if context.drafting else "far jump (no untried neighbour)"
+            settings = self._far_jump(current, names, space, tried, context.recall, rng)
+        if settings is None:
+            raise ProviderExhausted(
+                f"offline provider: every setting of {', '.join(names)} reachable from here was tried"
+            )
+        tried.add(_key(settings))
+        change = describe_change(current, settings)
+        request = json.dumps({"agent": context.agent_id, "strategy": context.strategy.name,
+                              "tunables": names, "current": current, "plateau": context.plateau,
+                              "drafting": context.drafting, "tried": len(tried)}, sort_keys=True)
+        return Proposal(
+            source=apply_settings(context.working_source, settings),
+            strategy=context.strategy.name,
+            rationale=f"offline tuner ({context.strategy.name}): {change} ({move}). {DISCLAIMER}",
+            request=request,
+            response=json.dumps(settings, sort_keys=True),
+            params=settings,
+        )
+
+    @staticmethod
+    def _local_step(current: Settings, names: list[str], space: dict[str, list[Any]], tried: set[str],
+                    recall: Recall, rng: random.Random) -> Settings | None:
+        options = []
+        for name in names:
+            values = space[name]
+            index = values.index(current[name]) if current[name] in values else 0
+            for step in (-1, 1):
+                if 0 <= index + step < len(values):
+                    settings = {**current, name: values[index + step]}
+                    if _key(settings) not in tried:
+                        options.append(settings)
+        if not options:
+            return None
+        won = {(n, v) for e in recall.wins for n, v in e.params.items()}
+        trapped = {(n, v) for e in recall.traps for n, v in e.params.items() if current.get(n) != v}
+
+        def score(settings: Settings) -> float:
+            changed = [(n, v) for n, v in settings.items() if current[n] != v]
+            return sum(((n, v) in won) - 0.5 * ((n, v) in trapped) for n, v in changed) + rng.random() * 0.1
+
+        return max(options, key=score)
+
+    @staticmethod
+    def _far_jump(current: Settings, names: list[str], space: dict[str, list[Any]], tried: set[str],
+                  recall: Recall, rng: random.Random) -> Settings | None:
+        best_win = {n: v for n, v in (recall.wins[0].params if recall.wins else {}).items() if n in current}
+        for _ in range(FAR_JUMP_ATTEMPTS):
+            base = {**current, **best_win} if best_win and rng.random() < 0.5 else dict(current)
+            for name in rng.sample(names, k=min(len(names), rng.randint(2, 3))):
+                base[name] = rng.choice(space[name])
+            if _key(base) not in tried:
+                return base
+        return None
+
+    async def reflect(self, context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Reflection:
+        change = proposal.rationale.split(": ", 1)[-1].split(" (", 1)[0]
+        per_workload = "; ".join(
+            f"{', '.join(f'{k}={v}' for k, v in w.axes.items())}: {w.speedup:.2f}x vs reference"
+            for w in decided.workloads if w.speedup and not w.held_out
+        )
+        ratio = f"{decided.vs_incumbent:.3f}x the incumbent" if decided.vs_incumbent else decided.reason
+        if decided.decision == "KEEP":
+            summary = f"{change}: {ratio}, {decided.speedup or 0:.2f}x the reference"
+            why = (f"Under the {proposal.strategy} strategy, {change} beat the incumbent in paired timing "
+                   f"({ratio}) on {context.device}. Per workload: {per_workload}.")
+        else:
+            summary = f"{change}: {decided.decision} ({decided.reason})"
+            why = (f"Under the {proposal.strategy} strategy, {change} did not help on {context.device}: "
+                   f"{decided.reason}. Per workload: {per_workload or 'not timed'}.")
+        return Reflection(summary=summary, reflection=why)
