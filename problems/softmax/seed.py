@@ -70,13 +70,14 @@ def _softmax_kernel(
         s_run = s_run * tl.exp(m_run - m_safe) + tl.sum(tl.exp(x - m_safe[:, None]), axis=1)
         m_run = m_new
     m_fin = tl.where(m_run == float("-inf"), 0.0, m_run)
+    s_fin = tl.where(row_mask, s_run, 1.0)  # rows past M: avoid 0 / 0 (never stored)
 
     # Pass 2: normalise and store.
     for start in range(0, N, BLOCK_N):
         cols = start + cols0
         mask = row_mask[:, None] & (cols < N)[None, :]
         x = tl.load(x_rows + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
-        y = tl.exp(x - m_fin[:, None]) / s_run[:, None]
+        y = tl.exp(x - m_fin[:, None]) / s_fin[:, None]
         if OUT_BF16:
             y = _round_to_bf16(y)
         tl.store(out_rows + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=mask)
