@@ -135,14 +135,13 @@ class Agent:
             return
         reflection = await self.provider.reflect(context, proposal, decided)
         problem = campaign.problem
-        events = campaign.memory.admit(
+        await campaign.memory.record(
+            campaign.bus.publish,
             kind="win" if decided.decision == "KEEP" else "trap",
             kernel_type=problem.kernel_type, agent_id=self.id, candidate_id=decided.candidate_id,
             strategy=proposal.strategy, speedup=decided.speedup,
             context=f"{problem.name} on {campaign.guard.device}, {len(context.visible_workloads)} visible shapes",
             summary=reflection.summary, reflection=reflection.reflection, params=proposal.params)
-        for event in events:
-            await campaign.bus.publish(event)
 
 
 def redact(text: str, hidden_values: set[int]) -> str:

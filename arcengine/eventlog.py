@@ -25,6 +25,7 @@ class EventLogWriter:
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        drop_cut_last_line(self.path)
         self._file = await aiofiles.open(self.path, "a", encoding="utf-8")
 
     async def append(self, event: Event) -> None:
@@ -36,6 +37,17 @@ class EventLogWriter:
         if self._file is not None:
             await self._file.close()
             self._file = None
+
+
+def drop_cut_last_line(path: Path) -> None:
+    """Truncate a last line that a crash cut (no trailing newline), so appends start on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        data = f.read()
+        if data.endswith(b"\n"):
+            return
+        f.truncate(data.rfind(b"\n") + 1)
 
 
 def read_events(path: Path) -> Iterator[Event]:

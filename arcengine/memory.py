@@ -9,8 +9,11 @@ events a new conclusion causes, ``apply`` (a bus subscriber) updates the state.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+import anyio
 
 from arcengine.events import Event, MemoryEvicted, MemoryRecorded
 
@@ -38,6 +41,14 @@ class Memory:
         self.cap = cap
         self.scope = scope
         self._entries: dict[str, MemoryRecorded] = {}
+        self._lock = anyio.Lock()
+
+    async def record(self, publish: Callable[[Event], Awaitable[Any]], **conclusion: Any) -> None:
+        """Admit a conclusion and publish its events as one step, so concurrent agents cannot both evict
+        against the same state (``publish`` feeds ``apply`` before it returns)."""
+        async with self._lock:
+            for event in self.admit(**conclusion):
+                await publish(event)
 
     def owner_for(self, agent_id: str) -> str | None:
         return agent_id if self.scope == "private" else None

@@ -69,7 +69,7 @@ class Problem:
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
 }
 
 
@@ -86,6 +86,11 @@ def evaluate_expression(expression: str, axes: dict[str, int]) -> float:
                 return axes[name]
             case ast.Name(id=name):
                 raise ProblemError(f"expression {expression!r} uses unknown axis {name!r}")
+            case ast.BinOp(left=left, op=ast.Pow(), right=right):
+                base, exponent = walk(left), walk(right)
+                if abs(exponent) > 64:
+                    raise ProblemError(f"expression {expression!r}: exponent {exponent} is too large")
+                return base**exponent
             case ast.BinOp(left=left, op=op, right=right) if type(op) in _BINARY:
                 return _BINARY[type(op)](walk(left), walk(right))
             case ast.UnaryOp(op=ast.USub(), operand=operand):
@@ -96,7 +101,10 @@ def evaluate_expression(expression: str, axes: dict[str, int]) -> float:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError as error:
         raise ProblemError(f"expression {expression!r} does not parse: {error.msg}") from None
-    return float(walk(tree))
+    try:
+        return float(walk(tree))
+    except (ArithmeticError, ValueError) as error:
+        raise ProblemError(f"expression {expression!r} with {axes}: {error}") from None
 
 
 def resolve_problem_dir(spec: str | Path) -> Path:

@@ -43,6 +43,9 @@ def load_skill(path: Path) -> Skill:
         raise SkillError(f"{path}: kind must be 'strategy' or 'meta', not {meta['kind']!r}")
     if meta["name"] != path.stem:
         raise SkillError(f"{path}: name {meta['name']!r} differs from the file name")
+    for key in ("eligible", "tunables"):
+        if key in meta and meta[key] is not None and not isinstance(meta[key], list):
+            raise SkillError(f"{path}: {key} must be a list, like [{meta[key]}]")
     return Skill(
         name=str(meta["name"]),
         description=str(meta["description"]),

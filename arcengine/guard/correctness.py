@@ -131,10 +131,17 @@ def compare_tensor(out: object, ref: torch.Tensor, tol: Tolerance, label: str = 
     if ref.numel() == 0:
         return Comparison(None)
     o, r = _as_float(out), _as_float(ref)
+    max_err, ratio = _agreement(o, r, tol)
     special = _special_failure(o, r, label)
     if special is not None:
-        return Comparison(special, math.inf, 0.0)
-    return _tolerance_check(o, r, tol, label)
+        return Comparison(special, max_err, ratio)
+    if ratio < tol.matched_ratio:
+        failure = (
+            f"{label}: {ratio:.4%} of elements within atol={tol.atol:g} rtol={tol.rtol:g} "
+            f"(need {tol.matched_ratio:.4%}), max abs err {max_err:.4g}"
+        )
+        return Comparison(failure, max_err, ratio)
+    return Comparison(None, max_err, ratio)
 
 
 def _metadata_failure(out: object, ref: torch.Tensor, label: str) -> str | None:
@@ -160,6 +167,20 @@ def _as_float(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.float64)
 
 
+def _agreement(o: torch.Tensor, r: torch.Tensor, tol: Tolerance) -> tuple[float, float]:
+    """(max abs error over finite pairs, fraction of elements that match).
+
+    An element matches when both are finite and |o-r| <= atol + rtol*|r|, or both are the same
+    non-finite value (NaN with NaN, +Inf with +Inf, -Inf with -Inf).
+    """
+    finite = torch.isfinite(o) & torch.isfinite(r)
+    diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
+    close = finite & (diff <= tol.atol + tol.rtol * r.abs())
+    same_special = ~torch.isfinite(r) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
+    ratio = float((close | same_special).sum().item()) / r.numel()
+    return float(diff.max().item()), ratio
+
+
 def _special_failure(o: torch.Tensor, r: torch.Tensor, label: str) -> str | None:
     checks = (
         ("NaN", torch.isnan),
@@ -178,21 +199,6 @@ def _special_failure(o: torch.Tensor, r: torch.Tensor, label: str) -> str | None
                 f"(first at {at}: got {got}, expected {want})"
             )
     return None
-
-
-def _tolerance_check(o: torch.Tensor, r: torch.Tensor, tol: Tolerance, label: str) -> Comparison:
-    finite = torch.isfinite(r)  # NaN/Inf positions already agree, so these count as matched
-    diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
-    within = (diff <= tol.atol + tol.rtol * r.abs()) | ~finite
-    ratio = float(within.sum().item()) / r.numel()
-    max_err = float(diff.max().item())
-    if ratio < tol.matched_ratio:
-        failure = (
-            f"{label}: {ratio:.4%} of elements within atol={tol.atol:g} rtol={tol.rtol:g} "
-            f"(need {tol.matched_ratio:.4%}), max abs err {max_err:.4g}"
-        )
-        return Comparison(failure, max_err, ratio)
-    return Comparison(None, max_err, ratio)
 
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -39,37 +39,30 @@ class Verdict:
     workloads: tuple[WorkloadResult, ...] = ()
 
 
-def _workload_results(
-    measured: list[dict[str, Any]], workloads: list[Workload], problem: Problem, ceilings: Ceilings | None
-) -> list[WorkloadResult]:
-    by_index = {w.index: w for w in workloads}
-    results = []
-    for entry in measured:
-        workload = by_index[entry["index"]]
-        time_us, ref_us = entry.get("time_us"), entry.get("ref_time_us")
-        speedup = sol = None
-        if time_us and ref_us:
-            floor_us = _floor_us(problem, workload, ceilings)
-            speedup = ref_us / max(time_us, floor_us)
-            sol = sol_score(time_us, ref_us, floor_us)
-        results.append(
-            WorkloadResult(
-                index=workload.index, axes=workload.axes, held_out=workload.held_out,
-                correct=bool(entry.get("correct")), failure=entry.get("failure"),
-                max_abs_err=entry.get("max_abs_err"), time_us=time_us, ref_time_us=ref_us,
-                incumbent_time_us=entry.get("incumbent_time_us"), speedup=speedup, sol_score=sol,
-            )
-        )
-    return results
-
-
-def _floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) -> float:
+def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) -> float:
+    """The roofline time of a workload in microseconds (0 when the ceilings are unknown)."""
     if ceilings is None:
         return 0.0
-    seconds = roofline_seconds(
-        problem.flops(workload), problem.bytes(workload), ceilings.flops_per_s, ceilings.bytes_per_s
+    flops, nbytes = problem.flops(workload), problem.bytes(workload)
+    return roofline_seconds(flops, nbytes, ceilings.flops_per_s, ceilings.bytes_per_s) * 1e6
+
+
+def _measured(entry: dict[str, Any], workload: Workload, floor: float) -> WorkloadResult:
+    time_us, ref_us = entry.get("time_us"), entry.get("ref_time_us")
+    speedup = sol = None
+    if time_us and ref_us:
+        speedup = ref_us / max(time_us, floor)
+        sol = sol_score(time_us, ref_us, floor)
+    return WorkloadResult(
+        index=workload.index, axes=workload.axes, held_out=workload.held_out,
+        correct=bool(entry.get("correct")), failure=entry.get("failure"), max_abs_err=entry.get("max_abs_err"),
+        time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.get("incumbent_time_us"),
+        speedup=speedup, sol_score=sol,
     )
-    return seconds * 1e6
+
+
+def _label(w: WorkloadResult) -> str:
+    return ", ".join(f"{k}={v}" for k, v in w.axes.items())
 
 
 def judge(
@@ -81,43 +74,36 @@ def judge(
     has_incumbent: bool,
 ) -> Verdict:
     """The decision for a child that wrote a result (crashes and timeouts are judged by the caller)."""
-    results = _workload_results(result.get("workloads", []), workloads, problem, ceilings)
-    if not result.get("correct"):
-        reason = result.get("failure") or "incorrect"
-        return Verdict("REVERT", f"incorrect: {reason}", False, workloads=tuple(results))
+    by_index = {w.index: w for w in workloads}
+    floors = {w.index: floor_us(problem, w, ceilings) for w in workloads}
+    results = tuple(_measured(e, by_index[e["index"]], floors[e["index"]]) for e in result.get("workloads", []))
+    # Every workload must have been checked and say correct, whatever the child's summary claims.
+    complete = {w.index for w in results if w.correct} == set(by_index)
+    if not result.get("correct") or not complete:
+        reason = result.get("failure") or "not every workload was checked correct"
+        return Verdict("REVERT", f"incorrect: {reason}", False, workloads=results)
     for w in results:
-        floor = _floor_us(problem, by_index(workloads, w.index), ceilings)
+        floor = floors[w.index]
         if w.time_us is not None and floor > 0 and w.time_us < IMPOSSIBLE_FRACTION * floor:
-            return Verdict(
-                "REVERT",
-                f"impossible time on {_label(w)}: {w.time_us:.2f} us is under half the roofline floor "
-                f"({floor:.2f} us)",
-                False, workloads=tuple(results),
-            )
-    visible = [w for w in results if not w.held_out and w.speedup]
-    held_out = [w for w in results if w.held_out and w.speedup]
-    speedup = geometric_mean(w.speedup for w in visible) if visible else None  # type: ignore[misc]
-    held_out_speedup = geometric_mean(w.speedup for w in held_out) if held_out else None  # type: ignore[misc]
+            reason = (f"impossible time on {_label(w)}: {w.time_us:.2f} us is under half the roofline floor "
+                      f"({floor:.2f} us)")
+            return Verdict("REVERT", reason, False, workloads=results)
+    visible = [w.speedup for w in results if not w.held_out and w.speedup]
+    held_out = [w.speedup for w in results if w.held_out and w.speedup]
+    speedup = geometric_mean(visible) if visible else None
+    held_out_speedup = geometric_mean(held_out) if held_out else None
     if not has_incumbent:
-        return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup,
-                       None, tuple(results))
-    paired = [w.incumbent_time_us / w.time_us for w in results
-              if not w.held_out and w.time_us and w.incumbent_time_us]
+        return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results)
+    # Paired times, both floored at the roofline, so a time under the floor cannot inflate the gain.
+    paired = [max(w.incumbent_time_us, floors[w.index]) / max(w.time_us, floors[w.index])
+              for w in results if not w.held_out and w.time_us and w.incumbent_time_us]
     if not paired:
         return Verdict("REVERT", "no paired timing against the incumbent", True, speedup, held_out_speedup,
-                       None, tuple(results))
+                       None, results)
     ratio = geometric_mean(paired)
-    args = (True, speedup, held_out_speedup, ratio, tuple(results))
+    args = (True, speedup, held_out_speedup, ratio, results)
     if ratio >= 1.0 + thresholds.margin:
         return Verdict("KEEP", f"{ratio:.3f}x the incumbent (margin {1 + thresholds.margin:.2f}x)", *args)
     if ratio >= 1.0 - thresholds.near_band:
         return Verdict("ACCEPT", f"{ratio:.3f}x the incumbent: within the near-best band", *args)
     return Verdict("REVERT", f"slower: {ratio:.3f}x the incumbent", *args)
-
-
-def by_index(workloads: list[Workload], index: int) -> Workload:
-    return next(w for w in workloads if w.index == index)
-
-
-def _label(w: WorkloadResult) -> str:
-    return ", ".join(f"{k}={v}" for k, v in w.axes.items())

@@ -1,7 +1,7 @@
 """The cascade gate: cheap static checks in the engine, before any process starts.
 
-Rejects what is unsafe or walks around the guard (native escapes, process spawning, dynamic code);
-the sandbox and the dynamic checks catch the rest.
+Rejects what is unsafe or walks around the guard (native escapes, process spawning, dynamic code and the
+back doors to it); the sandbox and the dynamic checks catch the rest.
 """
 
 from __future__ import annotations
@@ -11,16 +11,18 @@ from dataclasses import dataclass, field
 
 # Modules whose import alone is refused: native escapes, process control, dynamic import.
 FORBIDDEN_MODULES = {
-    "ctypes", "cffi", "subprocess", "multiprocessing", "importlib", "pty", "socket", "signal",
-    "torch.utils.cpp_extension", "torch.utils.cpp_extension.load_inline",
+    "ctypes", "cffi", "subprocess", "multiprocessing", "importlib", "pty", "socket", "signal", "builtins",
+    "resource", "torch.utils.cpp_extension",
 }
-# Calls that run code the gate cannot see, or escape the process.
-FORBIDDEN_NAMES = {"exec", "eval", "compile", "__import__", "breakpoint"}
+# Calls that run code the gate cannot see.
+FORBIDDEN_NAMES = {"exec", "eval", "compile", "__import__", "breakpoint", "__builtins__"}
+# os functions that spawn, replace or end processes.
 FORBIDDEN_OS_CALLS = {
     "system", "popen", "fork", "forkpty", "kill", "killpg", "execv", "execve", "execl", "execle", "execlp",
     "execlpe", "execvp", "execvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve",
     "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp", "_exit", "abort",
 }
+FORBIDDEN_ATTRIBUTES = {"sys.modules"}
 
 
 @dataclass(frozen=True)
@@ -34,39 +36,60 @@ def _module_forbidden(name: str) -> bool:
     return any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES)
 
 
-def _dotted(node: ast.AST) -> str:
-    """'a.b.c' for an attribute chain, '' when it is not one."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
+def _forbidden_dotted(dotted: str) -> bool:
+    module, _, attribute = dotted.rpartition(".")
+    return (
+        _module_forbidden(dotted)
+        or dotted in FORBIDDEN_ATTRIBUTES
+        or (module == "os" and attribute in FORBIDDEN_OS_CALLS)
+    )
+
+
+class _Checker:
+    """Walks a module, resolving import aliases (``import os as o`` makes ``o.system`` ``os.system``)."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+
+    def dotted(self, node: ast.AST) -> str:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return ""
+        parts.append(self.aliases.get(node.id, node.id))
         return ".".join(reversed(parts))
-    return ""
 
-
-def _violation(node: ast.AST) -> str | None:
-    match node:
-        case ast.Import(names=names):
-            for alias in names:
-                if _module_forbidden(alias.name):
-                    return f"imports {alias.name}"
-        case ast.ImportFrom(module=module, names=names) if module:
-            for alias in names:
-                if _module_forbidden(module) or _module_forbidden(f"{module}.{alias.name}"):
-                    return f"imports {alias.name} from {module}"
-        case ast.Name(id=name) if name in FORBIDDEN_NAMES:
-            return f"uses {name}() (dynamic code is not allowed)"
-        case ast.Attribute():
-            dotted = _dotted(node)
-            if dotted.startswith("os.") and dotted.split(".", 1)[1] in FORBIDDEN_OS_CALLS:
-                return f"calls {dotted}"
-            if _module_forbidden(dotted):
-                return f"uses {dotted}"
-            if dotted.endswith(".__builtins__") or dotted == "builtins.__import__":
-                return f"reaches {dotted}"
-    return None
+    def violation(self, node: ast.AST) -> str | None:
+        match node:
+            case ast.Import(names=names):
+                for alias in names:
+                    if _module_forbidden(alias.name):
+                        return f"imports {alias.name}"
+                    bound = alias.asname or alias.name.split(".")[0]  # `import a.b` binds `a`
+                    self.aliases[bound] = alias.name if alias.asname else bound
+            case ast.ImportFrom(module=module, names=names) if module:
+                for alias in names:
+                    full = f"{module}.{alias.name}"
+                    if _forbidden_dotted(full) or alias.name in FORBIDDEN_NAMES:
+                        return f"imports {alias.name} from {module}"
+                    self.aliases[alias.asname or alias.name] = full
+            case ast.Name(id=name) if name in FORBIDDEN_NAMES:
+                return f"uses {name} (dynamic code is not allowed)"
+            case ast.Name(id=name) if _forbidden_dotted(self.aliases.get(name, "")):
+                return f"uses {self.aliases[name]}"
+            case ast.Attribute():
+                dotted = self.dotted(node)
+                if _forbidden_dotted(dotted):
+                    return f"uses {dotted}"
+                if node.attr in FORBIDDEN_NAMES:
+                    return f"reaches {node.attr}"
+            case ast.Call(func=ast.Name(id="getattr"), args=[_, ast.Constant(value=str(name)), *_]) if (
+                name in FORBIDDEN_NAMES or name in FORBIDDEN_OS_CALLS
+            ):
+                return f"reaches {name} through getattr"
+        return None
 
 
 def check_source(source: str) -> GateResult:
@@ -74,8 +97,11 @@ def check_source(source: str) -> GateResult:
         tree = ast.parse(source)
     except SyntaxError as error:
         return GateResult(False, f"does not parse: line {error.lineno}: {error.msg}")
-    for node in ast.walk(tree):
-        violation = _violation(node)
+    checker = _Checker()
+    # Imports first, so aliases are known wherever they are used.
+    nodes = sorted(ast.walk(tree), key=lambda n: not isinstance(n, ast.Import | ast.ImportFrom))
+    for node in nodes:
+        violation = checker.violation(node)
         if violation:
             return GateResult(False, f"forbidden: {violation} (line {getattr(node, 'lineno', '?')})")
     has_run = any(

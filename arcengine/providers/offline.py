@@ -102,11 +102,14 @@ class OfflineProvider:
     def _far_jump(current: Settings, names: list[str], space: dict[str, list[Any]], tried: set[str],
                   recall: Recall, rng: random.Random) -> Settings | None:
         best_win = {n: v for n, v in (recall.wins[0].params if recall.wins else {}).items() if n in current}
+        movable = [n for n in names if len(space[n]) > 1]
+        wanted = min(2, len(movable))
         for _ in range(FAR_JUMP_ATTEMPTS):
             base = {**current, **best_win} if best_win and rng.random() < 0.5 else dict(current)
-            for name in rng.sample(names, k=min(len(names), rng.randint(2, 3))):
-                base[name] = rng.choice(space[name])
-            if _key(base) not in tried:
+            for name in rng.sample(movable, k=min(len(movable), rng.randint(2, 3))):
+                base[name] = rng.choice([v for v in space[name] if v != current[name]])
+            changed = sum(base[n] != current[n] for n in current)
+            if changed >= wanted and _key(base) not in tried:
                 return base
         return None
 

@@ -1,0 +1,33 @@
+"""Shared fixtures: the tiny CPU problem and campaign settings for fast engine tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arcengine.config import CampaignConfig
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SCALE = FIXTURES / "scale"
+
+
+@pytest.fixture
+def scale_problem() -> Path:
+    return SCALE
+
+
+def scale_source(body: str, imports: str = "import torch") -> str:
+    """A candidate for the scale fixture (y = 2x + 1) whose run() is ``body``."""
+    return f"{imports}\n\n\ndef run(x):\n" + "".join(f"    {line}\n" for line in body.splitlines())
+
+
+@pytest.fixture
+def campaign_config(tmp_path: Path):
+    def make(**overrides: object) -> CampaignConfig:
+        values: dict[str, object] = {"problem": str(SCALE), "device": "cpu", "out": tmp_path / "runs",
+                                     "agents": 1, "budget": 4, "candidate_timeout_s": 60.0}
+        values.update(overrides)
+        return CampaignConfig(**values)  # type: ignore[arg-type]
+
+    return make

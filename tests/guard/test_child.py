@@ -1,0 +1,486 @@
+"""The sandbox child: unit tests of its pure parts, then the child run as a real subprocess on CPU."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from arcengine.guard import correctness, timing
+from arcengine.guard.child import SpecError, json_safe, parse_spec, pool_seeds
+from arcengine.guard.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
+
+ROOT = Path(__file__).resolve().parents[2]
+TOL = Tolerance(atol=0.01, rtol=0.01, matched_ratio=0.999)
+
+REFERENCE = """
+import torch
+
+def make_inputs(axes, generator, device):
+    return (torch.randn(axes["M"], axes["N"], generator=generator, device=device),)
+
+def run(x):
+    return x * 2
+"""
+
+# NaN and +Inf at fixed positions of the input, propagated by x * 2.
+NAN_REFERENCE = """
+import torch
+
+def make_inputs(axes, generator, device):
+    x = torch.randn(axes["M"], axes["N"], generator=generator, device=device)
+    x[0, 1] = float("nan")
+    x[1, 2] = float("inf")
+    return (x,)
+
+def run(x):
+    return x * 2
+"""
+
+WORKLOADS = [
+    {"index": 0, "axes": {"M": 3, "N": 300}, "held_out": False},
+    {"index": 1, "axes": {"M": 8, "N": 130}, "held_out": True},
+]
+FAST_TIMING = {
+    "warmup": 1,
+    "min_reps": 3,
+    "max_reps": 6,
+    "target_rel_se": 0.005,
+    "max_seconds_per_workload": 0.2,
+    "pool": 3,
+}
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _run_child(tmp_path: Path, spec: dict[str, Any]) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    spec = {**spec, "result": str(tmp_path / "result.json")}
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TRITON_INTERPRET", None)
+    if spec["device"] == "cpu":
+        env["TRITON_INTERPRET"] = "1"  # as the parent sets it: Triton kernels run on CPU tensors
+    proc = subprocess.run(
+        [sys.executable, "-m", "arcengine.guard.child", str(spec_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads((tmp_path / "result.json").read_text()), proc
+
+
+def _evaluate(
+    tmp_path: Path,
+    candidate: str,
+    *,
+    reference: str = REFERENCE,
+    incumbent: str | None = None,
+    workloads: list[dict[str, Any]] | None = None,
+    device: str = "cpu",
+) -> dict[str, Any]:
+    paths = {}
+    for name, source in (("reference", reference), ("candidate", candidate), ("incumbent", incumbent)):
+        if source is not None:
+            paths[name] = tmp_path / f"{name}.py"
+            paths[name].write_text(textwrap.dedent(source))
+    spec = {
+        "mode": "evaluate",
+        "device": device,
+        "reference": str(paths["reference"]),
+        "candidate": str(paths["candidate"]),
+        "incumbent": str(paths["incumbent"]) if incumbent is not None else None,
+        "workloads": workloads if workloads is not None else WORKLOADS,
+        "tolerance": {"atol": 0.01, "rtol": 0.01, "matched_ratio": 0.999},
+        "seeds": [0, 1],
+        "timing": FAST_TIMING,
+    }
+    result, _ = _run_child(tmp_path, spec)
+    return result
+
+
+def _assert_fails(result: dict[str, Any], *fragments: str) -> None:
+    assert result["ok"] is True
+    assert result["correct"] is False
+    for fragment in fragments:
+        assert fragment in result["failure"], result["failure"]
+
+
+# ---------------------------------------------------------------- unit: comparison
+
+
+def test_compare_tensor_accepts_within_tolerance() -> None:
+    ref = torch.linspace(-1, 1, 1000)
+    comparison = compare_tensor(ref + 0.005, ref, TOL)
+    assert comparison.ok
+    assert comparison.matched_ratio == 1.0
+    assert comparison.max_abs_err == pytest.approx(0.005, abs=1e-6)
+
+
+def test_compare_tensor_matched_ratio_allows_few_outliers() -> None:
+    ref = torch.zeros(10_000)
+    out = ref.clone()
+    out[:5] = 1.0  # 0.05% wrong, within a 99.9% matched ratio
+    assert compare_tensor(out, ref, TOL).ok
+    out[:20] = 1.0  # 0.2% wrong
+    comparison = compare_tensor(out, ref, TOL)
+    assert not comparison.ok
+    assert "99.8000% of elements" in comparison.failure
+    assert comparison.matched_ratio == pytest.approx(0.998)
+
+
+def test_compare_tensor_rejects_zeros() -> None:
+    ref = torch.randn(1000, generator=torch.Generator().manual_seed(0))
+    comparison = compare_tensor(torch.zeros_like(ref), ref, TOL)
+    assert not comparison.ok
+    assert comparison.matched_ratio < 0.1
+
+
+def test_compare_tensor_metadata() -> None:
+    ref = torch.ones(4, 4)
+    assert "shape (16,)" in compare_tensor(torch.ones(16), ref, TOL).failure
+    assert "dtype torch.float64" in compare_tensor(torch.ones(4, 4, dtype=torch.float64), ref, TOL).failure
+    assert "not exactly torch.Tensor" in compare_tensor(torch.nn.Parameter(ref.clone()), ref, TOL).failure
+    assert "not exactly torch.Tensor" in compare_tensor(ref.numpy(), ref, TOL).failure
+
+
+def test_compare_tensor_nan_and_inf_positions() -> None:
+    ref = torch.tensor([1.0, float("nan"), float("inf"), float("-inf")])
+    assert compare_tensor(ref.clone(), ref, TOL).ok
+    moved = torch.tensor([float("nan"), 1.0, float("inf"), float("-inf")])
+    assert "NaN positions differ at 2 of 4 elements (first at (0,)" in compare_tensor(moved, ref, TOL).failure
+    sign = torch.tensor([1.0, float("nan"), float("-inf"), float("-inf")])
+    assert "+Inf positions differ" in compare_tensor(sign, ref, TOL).failure
+    finite = torch.tensor([1.0, 0.0, float("inf"), float("-inf")])
+    assert "NaN positions differ" in compare_tensor(finite, ref, TOL).failure
+
+
+def test_compare_tensor_low_precision_compared_in_float32() -> None:
+    ref = torch.randn(256, generator=torch.Generator().manual_seed(1)).to(torch.bfloat16)
+    assert compare_tensor(ref.clone(), ref, TOL).ok
+    assert compare_tensor(torch.zeros(0), torch.zeros(0), TOL).ok
+
+
+def test_compare_outputs_structure() -> None:
+    a, b = torch.ones(3), torch.zeros(3)
+    assert compare_outputs((a, b), (a, b), TOL).ok
+    assert compare_outputs([a, b], (a, b), TOL).ok
+    assert "expected a tuple of 2" in compare_outputs(a, (a, b), TOL).failure
+    assert "returned 1 outputs, expected 2" in compare_outputs((a,), (a, b), TOL).failure
+    assert "expected a single tensor" in compare_outputs((a,), a, TOL).failure
+    assert "output 1:" in compare_outputs((a, a), (a, b), TOL).failure
+
+
+def test_inputs_snapshot_and_verify() -> None:
+    x = torch.tensor([1.0, float("nan"), 3.0])
+    snapshot = correctness.snapshot_inputs([x, 4])
+    assert correctness.verify_inputs([x, 4], snapshot) is None  # NaN compared bitwise, not by value
+    x[0] = 2.0
+    assert correctness.verify_inputs([x, 4], snapshot) == "candidate modified input 0"
+    assert correctness.verify_inputs([snapshot[0], 5], snapshot) == "candidate modified input 1"
+    assert not correctness.bitwise_equal(torch.zeros(2), torch.zeros(2, dtype=torch.int32))
+
+
+def test_poison_allocator_runs_on_cpu() -> None:
+    correctness.poison_allocator([torch.ones(10), torch.ones(3, dtype=torch.bfloat16)], torch.device("cpu"))
+
+
+def test_describe_exception_keeps_the_informative_line() -> None:
+    error = RuntimeError(
+        "CUDA error: an illegal memory access was encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call"
+    )
+    assert describe_exception(error) == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert describe_exception(ValueError()) == "ValueError"
+
+
+def test_seal_detects_patched_timer_and_settings() -> None:
+    seal = correctness.default_seal([timing])
+    assert seal.broken() is None
+    original = timing.perf_counter_ns
+    timing.perf_counter_ns = lambda: 0  # type: ignore[assignment]
+    try:
+        assert "timing.perf_counter_ns" in (seal.broken() or "")
+    finally:
+        timing.perf_counter_ns = original
+    assert seal.broken() is None
+    precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("medium" if precision != "medium" else "high")
+    try:
+        assert "float32_matmul_precision" in (seal.broken() or "")
+    finally:
+        torch.set_float32_matmul_precision(precision)
+
+
+# ---------------------------------------------------------------- unit: timing and spec
+
+
+def test_rel_se_and_stop_rule() -> None:
+    config = timing.TimingConfig(min_reps=3, max_reps=10, target_rel_se=0.01, max_seconds_per_workload=5.0)
+    assert timing.rel_se([1.0]) == math.inf
+    assert timing.rel_se([10.0, 10.0, 10.0]) == 0.0
+    assert not timing.should_stop([10.0, 10.0], 0.0, config)  # below min_reps
+    assert timing.should_stop([10.0, 10.0, 10.0], 0.0, config)  # error small
+    assert not timing.should_stop([1.0, 10.0, 1.0], 0.0, config)  # noisy, budget left
+    assert timing.should_stop([1.0, 10.0, 1.0], 6.0, config)  # budget spent
+    assert timing.should_stop([1.0, 10.0] * 5, 0.0, config)  # rep cap
+
+
+def test_time_interleaved_rotates_pool_and_audits_once() -> None:
+    seen: dict[str, list[int]] = {"reference": [], "candidate": []}
+    audited: list[int] = []
+
+    def fn(role: str) -> timing.Fn:
+        return lambda tag: seen[role].append(tag) or tag
+
+    def audit(out: object, index: int) -> str | None:
+        audited.append(index)
+        return None if out == index else "mismatch"
+
+    config = timing.TimingConfig(warmup=1, min_reps=4, max_reps=4, pool=3)
+    pool = [(0,), (1,), (2,)]
+    fns = {"reference": fn("reference"), "candidate": fn("candidate")}
+    result = timing.time_interleaved(fns, pool, timing.CpuTimer(), config, random.Random(0), audit)
+    assert result.rounds == 4 and len(audited) == 1
+    assert result.audit_failure is None
+    assert len(set(seen["candidate"])) > 1  # not always the same inputs
+    assert len(result.paired_ratios("reference", "candidate")) == 4
+
+
+def test_time_interleaved_reports_which_role_raised() -> None:
+    def boom() -> None:
+        raise ValueError("no")
+
+    config = timing.TimingConfig(warmup=0, min_reps=2, max_reps=2, pool=2)
+    with pytest.raises(timing.CallError) as caught:
+        timing.time_interleaved({"candidate": boom}, [(), ()], timing.CpuTimer(), config, random.Random(0))
+    assert caught.value.role == "candidate"
+
+
+def test_parse_spec_and_helpers() -> None:
+    with pytest.raises(SpecError):
+        parse_spec({"mode": "evaluate", "device": "tpu", "result": "r"})
+    with pytest.raises(SpecError):
+        parse_spec({"mode": "evaluate", "device": "cpu", "result": "r", "workloads": []})
+    assert parse_spec({"mode": "profile", "device": "cpu", "result": "r"}).mode == "profile"
+    seeds = pool_seeds([0, 1, 2], 3, salt=0)
+    assert len(set(seeds)) == 3 and not set(seeds) & {0, 1, 2}
+    assert json_safe({"a": math.inf, "b": [1.5, math.nan]}) == {"a": None, "b": [1.5, None]}
+
+
+# ---------------------------------------------------------------- the child as a subprocess
+
+
+def test_correct_candidate_passes_with_paired_times(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = _evaluate(tmp_path, "def run(x):\n    return x + x\n", incumbent="def run(x):\n    return x * 2.0\n")
+    assert result["ok"] and result["correct"], result["failure"]
+    assert result["stage"] == "done" and result["failure"] is None
+    assert [w["index"] for w in result["workloads"]] == [0, 1]
+    for workload in result["workloads"]:
+        assert workload["correct"] and workload["matched_ratio"] == 1.0 and workload["max_abs_err"] == 0.0
+        assert workload["time_us"] > 0 and workload["ref_time_us"] > 0 and workload["incumbent_time_us"] > 0
+        assert 3 <= workload["reps"] <= 6
+        assert len(workload["paired_ratios"]) == workload["reps"]
+    assert result["workloads"][1]["held_out"] is True
+    assert result["device"]["kind"] == "cpu" and result["device"]["torch"] == torch.__version__
+    assert set(result["seconds"]) == {"load", "correctness", "timing"}
+    assert time.monotonic() - started < 30
+
+
+def test_triton_candidate_passes_in_interpreter(tmp_path: Path) -> None:
+    candidate = """
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+    def run(x):
+        y = torch.empty_like(x)
+        _double[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+    """
+    result = _evaluate(tmp_path, candidate, workloads=WORKLOADS[:1])
+    assert result["correct"], result["failure"]
+    assert result["workloads"][0]["paired_ratios"] == []  # no incumbent
+
+
+def test_wrong_candidate_fails_with_reason(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "def run(x):\n    return x * 2.1\n")
+    _assert_fails(result, "workload 0 (M=3, N=300) seed 0: output:", "of elements within atol=0.01")
+    assert result["stage"] == "correctness"
+    assert result["failure_workload"] == 0 and result["failure_held_out"] is False
+    assert len(result["workloads"]) == 1 and result["workloads"][0]["correct"] is False
+    assert result["workloads"][0]["matched_ratio"] < 0.999
+
+
+def test_zeros_candidate_fails_on_matched_ratio(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "import torch\ndef run(x):\n    return torch.zeros_like(x)\n")
+    _assert_fails(result, "need 99.9000%")
+
+
+def test_unwritten_output_fails(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "import torch\ndef run(x):\n    return torch.empty_like(x)\n")
+    _assert_fails(result, "workload 0")
+
+
+def test_input_modifying_candidate_fails(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "def run(x):\n    return x.mul_(2)\n")
+    _assert_fails(result, "candidate modified input 0")
+
+
+def test_tensor_subclass_output_fails(tmp_path: Path) -> None:
+    candidate = """
+    import torch
+
+    class Sneaky(torch.Tensor):
+        pass
+
+    def run(x):
+        return (x * 2).as_subclass(Sneaky)
+    """
+    result = _evaluate(tmp_path, candidate)
+    _assert_fails(result, "output is arcengine_guard_candidate.Sneaky, not exactly torch.Tensor")
+
+
+def test_raising_candidate_fails_with_message(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "def run(x):\n    raise ValueError('tile size too large')\n")
+    _assert_fails(result, "candidate raised ValueError: tile size too large (line 2)")
+
+
+def test_nan_positions_are_compared(tmp_path: Path) -> None:
+    candidate = "import torch\ndef run(x):\n    return torch.nan_to_num(x * 2, nan=0.0)\n"
+    result = _evaluate(tmp_path, candidate, reference=NAN_REFERENCE, workloads=WORKLOADS[:1])
+    _assert_fails(result, "NaN positions differ at 1 of 900 elements (first at (0, 1)")
+
+
+def test_held_out_workloads_are_checked(tmp_path: Path) -> None:
+    candidate = "def run(x):\n    return x * 2 if x.shape[1] == 300 else x * 3\n"
+    result = _evaluate(tmp_path, candidate)
+    _assert_fails(result, "held-out workload 1 (M=8, N=130) seed 0")
+    assert result["failure_workload"] == 1 and result["failure_held_out"] is True
+    assert [w["correct"] for w in result["workloads"]] == [True, False]
+
+
+def test_import_errors_and_missing_run(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "import torch\nraise RuntimeError('bad module')\n")
+    _assert_fails(result, "candidate failed to import: RuntimeError: bad module")
+    assert result["stage"] == "load"
+    result = _evaluate(tmp_path, "RUN = 1\n")
+    _assert_fails(result, "candidate has no callable run")
+
+
+def test_candidate_patching_the_harness_fails(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "import time\ntime.perf_counter_ns = lambda: 0\ndef run(x):\n    return x * 2\n")
+    _assert_fails(result, "candidate patched harness function time.perf_counter_ns")
+
+
+def test_background_thread_fails(tmp_path: Path) -> None:
+    candidate = """
+    import threading
+    import time
+
+    def run(x):
+        out = x * 2
+        threading.Thread(target=time.sleep, args=(1.0,), name="late-writer", daemon=True).start()
+        return out
+    """
+    result = _evaluate(tmp_path, candidate, workloads=WORKLOADS[:1])
+    _assert_fails(result, "left a thread running", "late-writer")
+
+
+def test_broken_reference_is_a_harness_failure(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "def run(x):\n    return x\n", reference="def run(x):\n    return x\n")
+    assert result["ok"] is False and result["correct"] is False
+    assert result["failure"] == "reference has no callable make_inputs"
+
+
+def test_profile_mode_reports_positive_ceilings(tmp_path: Path) -> None:
+    result, _ = _run_child(tmp_path, {"mode": "profile", "device": "cpu"})
+    assert result["ok"] is True
+    assert result["bandwidth_bytes_per_s"] > 0 and result["flops_per_s"] > 0
+    assert result["device"]["kind"] == "cpu"
+
+
+# ---------------------------------------------------------------- CUDA (skipped where there is no GPU)
+
+cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+CUDA_WORKLOADS = [
+    {"index": 0, "axes": {"M": 3, "N": 300}, "held_out": False},
+    {"index": 1, "axes": {"M": 4096, "N": 4096}, "held_out": True},
+]
+TRITON_DOUBLE = """
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def _double(x_ptr, y_ptr, n, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs + SHIFT, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+def run(x):
+    y = torch.empty_like(x)
+    _double[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), SHIFT=SHIFT_VALUE, BLOCK=1024)
+    return y
+"""
+
+
+@cuda_only
+def test_cuda_triton_candidate_passes_with_device_info(tmp_path: Path) -> None:
+    candidate = TRITON_DOUBLE.replace("SHIFT_VALUE", "0")
+    result = _evaluate(
+        tmp_path, candidate, incumbent="def run(x):\n    return x + x\n", workloads=CUDA_WORKLOADS, device="cuda"
+    )
+    assert result["correct"], result["failure"]
+    device = result["device"]
+    assert device["kind"] == "cuda" and device["sm_count"] > 0 and device["l2_bytes"] > 0
+    assert device["cuda"] and device["name"]
+    for workload in result["workloads"]:
+        assert workload["time_us"] > 0 and workload["incumbent_time_us"] > 0
+        assert len(workload["paired_ratios"]) == workload["reps"]
+
+
+@cuda_only
+def test_cuda_unwritten_output_fails(tmp_path: Path) -> None:
+    candidate = "import torch\ndef run(x):\n    return torch.empty_like(x)\n"
+    result = _evaluate(tmp_path, candidate, workloads=CUDA_WORKLOADS, device="cuda")
+    _assert_fails(result, "NaN positions differ")
+
+
+@cuda_only
+def test_cuda_illegal_address_is_a_verdict(tmp_path: Path) -> None:
+    candidate = TRITON_DOUBLE.replace("SHIFT_VALUE", str(1 << 40))
+    result = _evaluate(tmp_path, candidate, workloads=CUDA_WORKLOADS, device="cuda")
+    _assert_fails(result, "workload 0")
+    assert "illegal" in result["failure"] or "CUDA error" in result["failure"], result["failure"]
+
+
+@cuda_only
+def test_cuda_profile_mode(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result, _ = _run_child(tmp_path, {"mode": "profile", "device": "cuda"})
+    assert result["ok"] is True, result
+    assert result["bandwidth_bytes_per_s"] > 1e11 and result["flops_per_s"] > 1e13
+    assert time.monotonic() - started < 60

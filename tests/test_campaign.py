@@ -1,0 +1,139 @@
+"""End-to-end campaigns with real guard children on the CPU."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arcengine.campaign import Campaign
+from arcengine.eventlog import read_events
+from arcengine.events import AgentFailed, CampaignStopped, CandidateDecided, CandidateProposed
+from arcengine.providers.base import AgentContext
+from arcengine.providers.scripted import ScriptedProvider
+from tests.conftest import scale_source
+
+FAST = scale_source("return x * 2 + 1")
+
+
+def decisions_by_candidate(run_dir: Path) -> dict[str, CandidateDecided]:
+    return {e.candidate_id: e for e in read_events(run_dir / "events.jsonl") if isinstance(e, CandidateDecided)}
+
+
+async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
+    from arcengine.config import CampaignConfig
+
+    config = CampaignConfig(problem="rmsnorm", device="cpu", out=tmp_path, agents=3, budget=20, plateau=None)
+    summary = await Campaign(config).run()
+    run_dir = Path(summary["run_dir"])
+
+    assert summary["candidates"] == 20
+    assert summary["stop_reason"] == "candidate budget spent"
+    assert sum(summary["decisions"].values()) == 20
+    events = list(read_events(run_dir / "events.jsonl"))
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    proposed = [e for e in events if isinstance(e, CandidateProposed) and e.position > 0]
+    assert sorted(e.position for e in proposed) == list(range(1, 21))
+    assert {e.agent_id for e in proposed} == {"a1", "a2", "a3"}
+
+    decided = decisions_by_candidate(run_dir)
+    assert all(d.correct for d in decided.values() if d.decision in ("KEEP", "ACCEPT"))
+    assert summary["decisions"]["KEEP"] >= 1, "block-size changes move interpreter time a lot; some must win"
+
+    db = sqlite3.connect(run_dir / "campaign.db")
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert db.execute("SELECT COUNT(*) FROM decisions").fetchone() == (21,)  # the seed too
+    wins = db.execute("SELECT COUNT(*) FROM memory WHERE kind = 'win'").fetchone()[0]
+    traps = db.execute("SELECT COUNT(*) FROM memory WHERE kind = 'trap'").fetchone()[0]
+    assert wins == min(summary["decisions"]["KEEP"], 16)
+    assert traps == min(summary["decisions"]["REVERT"], 16)
+    archived = {row[0] for row in db.execute("SELECT candidate_id FROM archives")}
+    kept = {cid for cid, d in decided.items() if d.decision == "KEEP" and cid != "c0000"}
+    assert archived == kept
+    best = summary["best"]
+    best_source = db.execute("SELECT source FROM candidates WHERE id = ?", (best["candidate"],)).fetchone()[0]
+    assert (run_dir / "best.py").read_text() == best_source
+
+    verdict = subprocess.run(
+        [sys.executable, "-m", "arcengine.cli", "eval", "rmsnorm", str(run_dir / "best.py"), "--device", "cpu",
+         "--json"], capture_output=True, text=True, check=False)
+    assert verdict.returncode == 0, verdict.stderr
+    assert json.loads(verdict.stdout)["verdict"] == "pass"
+
+
+async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config) -> None:
+    script = [
+        scale_source("return x * 3 + 1"),  # wrong
+        scale_source("return torch.zeros_like(x)"),  # all zeros
+        scale_source("import faulthandler\nfaulthandler._sigsegv()"),  # segfault
+        scale_source("while True:\n    pass"),  # hang
+        scale_source("import sys\nsys.exit(3)"),  # exits the process
+        scale_source("raise ValueError('nope')"),  # raises
+        scale_source("return x * 2 + 1", imports="import ctypes"),  # gate
+        FAST,  # correct and much faster than the seed's 16-element slices
+    ]
+    config = campaign_config(budget=len(script), candidate_timeout_s=20.0, plateau=None)
+    summary = await Campaign(config, provider=ScriptedProvider(script)).run()
+    decided = decisions_by_candidate(Path(summary["run_dir"]))
+    reasons = [(decided[f"c{i:04d}"].decision, decided[f"c{i:04d}"].reason) for i in range(1, len(script) + 1)]
+
+    assert [d for d, _ in reasons] == ["REVERT"] * 6 + ["REJECT", "KEEP"]
+    assert "within tolerance" in reasons[0][1] or "incorrect" in reasons[0][1]
+    assert "SIGSEGV" in reasons[2][1]
+    assert "timed out" in reasons[3][1]
+    assert "code 3" in reasons[4][1]
+    assert "ValueError" in reasons[5][1]
+    assert "ctypes" in reasons[6][1]
+    assert summary["best"]["candidate"] == "c0008"
+    assert summary["candidates"] == len(script)
+
+
+async def test_agent_that_raises_is_relaunched(campaign_config) -> None:
+    calls = {"n": 0}
+
+    def script(context: AgentContext) -> str:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("provider bug")
+        return FAST
+
+    config = campaign_config(budget=2, plateau=None)
+    summary = await Campaign(config, provider=ScriptedProvider(script)).run()
+    events = list(read_events(Path(summary["run_dir"]) / "events.jsonl"))
+    failures = [e for e in events if isinstance(e, AgentFailed)]
+    assert len(failures) == 1 and failures[0].relaunch and "provider bug" in failures[0].error
+    assert summary["candidates"] == 2  # the failed attempt gave its position back
+
+
+async def test_plateau_stops_the_campaign(campaign_config) -> None:
+    slow = scale_source("out = torch.empty_like(x)\nfor i in range(x.numel()):\n    out[i] = x[i] * 2 + 1\n"
+                        "return out")
+    config = campaign_config(agents=2, budget=20, plateau=2)
+    summary = await Campaign(config, provider=ScriptedProvider([slow], cycle=True)).run()
+    assert summary["stop_reason"].startswith("plateau")
+    assert summary["candidates"] < 20
+    stopped = [e for e in read_events(Path(summary["run_dir"]) / "events.jsonl") if isinstance(e, CampaignStopped)]
+    assert len(stopped) == 1
+
+
+async def test_target_speedup_stops_the_campaign(campaign_config) -> None:
+    config = campaign_config(budget=6, target_speedup=0.01, plateau=None)
+    summary = await Campaign(config, provider=ScriptedProvider([FAST], cycle=True)).run()
+    assert summary["stop_reason"].startswith("target speedup")
+    assert summary["candidates"] == 1
+
+
+@pytest.mark.parametrize("scope", ["shared", "private"])
+async def test_memory_scope_recorded(campaign_config, scope: str) -> None:
+    config = campaign_config(agents=2, budget=4, memory=scope, model="offline", plateau=None)
+    summary = await Campaign(config).run()
+    db = sqlite3.connect(Path(summary["run_dir"]) / "campaign.db")
+    owners = {row[0] for row in db.execute("SELECT owner FROM memory")}
+    if scope == "shared":
+        assert owners <= {None}
+    else:
+        assert None not in owners

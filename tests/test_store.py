@@ -1,0 +1,194 @@
+"""arcengine/store.py: migrations, WAL, and the projection of each event into its table."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from arcengine.events import (
+    AgentStarted,
+    BestImproved,
+    CampaignStarted,
+    CampaignStopped,
+    CandidateDecided,
+    CandidateProposed,
+    DeviceProfiled,
+    MemoryEvicted,
+    MemoryRecorded,
+    WorkloadResult,
+)
+from arcengine.store import MIGRATIONS, Store
+
+TABLES = {"campaign", "agents", "candidates", "decisions", "measurements", "memory", "archives"}
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    s = await Store.open(tmp_path / "campaign.db")
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+def _proposed(candidate_id: str, seq: int, agent_id: str = "a1", position: int = 1) -> CandidateProposed:
+    return CandidateProposed(seq=seq, candidate_id=candidate_id, agent_id=agent_id, position=position,
+                             parent_id="k0" if position else None, strategy="memory", rationale=f"why {candidate_id}",
+                             source=f"# {candidate_id}\ndef run(x):\n    return x\n", drafting=position == 2)
+
+
+def _decided(candidate_id: str, decision: str, seq: int, workloads: list[WorkloadResult] | None = None):
+    return CandidateDecided(seq=seq, candidate_id=candidate_id, agent_id="a1", decision=decision, reason="r",
+                            correct=decision in ("KEEP", "ACCEPT"), speedup=1.5 if decision == "KEEP" else None,
+                            held_out_speedup=1.4 if decision == "KEEP" else None, vs_incumbent=1.1,
+                            guard_seconds=2.5, device={"name": "cpu"}, workloads=workloads or [])
+
+
+async def test_fresh_db_is_migrated_and_in_wal_mode(store: Store) -> None:
+    (version,) = (await store.rows("PRAGMA user_version"))[0].values()
+    assert version == len(MIGRATIONS)
+    (mode,) = (await store.rows("PRAGMA journal_mode"))[0].values()
+    assert mode.lower() == "wal"
+    names = {r["name"] for r in await store.rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert names >= TABLES
+
+
+async def test_reopening_is_idempotent_and_keeps_data(tmp_path: Path) -> None:
+    path = tmp_path / "campaign.db"
+    first = await Store.open(path)
+    await first.apply(AgentStarted(seq=1, ts=3.0, agent_id="a1", strategy="memory", provider="offline"))
+    await first.close()
+    second = await Store.open(path)  # must not re-run migration 0 (CREATE TABLE would fail)
+    try:
+        (version,) = (await second.rows("PRAGMA user_version"))[0].values()
+        assert version == len(MIGRATIONS)
+        assert await second.rows("SELECT id, strategy, provider, started FROM agents") == [
+            {"id": "a1", "strategy": "memory", "provider": "offline", "started": 3.0}
+        ]
+    finally:
+        await second.close()
+    # Also readable by plain sqlite3 after close (committed, not only in an open transaction).
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM agents").fetchone() == (1,)
+
+
+async def test_campaign_started_and_stopped(store: Store) -> None:
+    await store.apply(CampaignStarted(seq=1, ts=100.0, campaign_id="c1", problem="rmsnorm", problem_dir="/p",
+                                      kernel_type="normalization", config={"agents": 3, "memory_cap": None},
+                                      device="cpu"))
+    rows = await store.rows("SELECT * FROM campaign")
+    assert len(rows) == 1
+    row = rows[0]
+    assert (row["id"], row["problem"], row["kernel_type"], row["device"], row["started"]) == (
+        "c1", "rmsnorm", "normalization", "cpu", 100.0)
+    assert json.loads(row["config"]) == {"agents": 3, "memory_cap": None}
+    assert row["stopped"] is None and row["stop_reason"] is None
+
+    await store.apply(CampaignStopped(seq=9, ts=200.0, reason="budget spent", candidates=4,
+                                      best_candidate_id=None, best_speedup=None))
+    row = (await store.rows("SELECT stopped, stop_reason FROM campaign"))[0]
+    assert row == {"stopped": 200.0, "stop_reason": "budget spent"}
+
+
+async def test_agent_started_is_recorded_once(store: Store) -> None:
+    await store.apply(AgentStarted(seq=1, ts=1.0, agent_id="a1", strategy="memory", provider="offline"))
+    await store.apply(AgentStarted(seq=2, ts=2.0, agent_id="a1", strategy="memory", provider="offline"))  # relaunch
+    await store.apply(AgentStarted(seq=3, ts=3.0, agent_id="a2", strategy="fusion", provider="offline"))
+    rows = await store.rows("SELECT id, strategy, started FROM agents ORDER BY id")
+    assert rows == [{"id": "a1", "strategy": "memory", "started": 1.0},
+                    {"id": "a2", "strategy": "fusion", "started": 3.0}]
+
+
+async def test_candidate_proposed(store: Store) -> None:
+    await store.apply(_proposed("k0", seq=4, position=0))
+    await store.apply(_proposed("k2", seq=5, position=2))
+    rows = await store.rows("SELECT * FROM candidates ORDER BY seq")
+    assert [(r["id"], r["position"], r["parent_id"], r["drafting"], r["seq"]) for r in rows] == [
+        ("k0", 0, None, 0, 4), ("k2", 2, "k0", 1, 5)]
+    assert rows[1]["source"] == "# k2\ndef run(x):\n    return x\n"
+    assert rows[1]["rationale"] == "why k2" and rows[1]["agent_id"] == "a1" and rows[1]["strategy"] == "memory"
+
+
+async def test_candidate_decided_fills_decisions_and_measurements(store: Store) -> None:
+    await store.apply(_proposed("k1", seq=1))
+    workloads = [
+        WorkloadResult(index=0, axes={"M": 4, "N": 300}, held_out=False, correct=True, max_abs_err=0.001,
+                       time_us=10.0, ref_time_us=15.0, incumbent_time_us=11.0, speedup=1.5, sol_score=0.7),
+        WorkloadResult(index=1, axes={"M": 9, "N": 96}, held_out=True, correct=True, time_us=5.0,
+                       ref_time_us=7.0, speedup=1.4),
+    ]
+    await store.apply(_decided("k1", "KEEP", seq=2, workloads=workloads))
+    decision = (await store.rows("SELECT * FROM decisions"))[0]
+    assert decision["candidate_id"] == "k1" and decision["decision"] == "KEEP" and decision["correct"] == 1
+    assert (decision["speedup"], decision["held_out_speedup"], decision["vs_incumbent"]) == (1.5, 1.4, 1.1)
+    assert decision["guard_seconds"] == 2.5 and json.loads(decision["device"]) == {"name": "cpu"}
+    assert decision["seq"] == 2
+    rows = await store.rows("SELECT * FROM measurements WHERE candidate_id = ? ORDER BY workload", ("k1",))
+    assert [(r["workload"], json.loads(r["axes"]), r["held_out"], r["time_us"], r["speedup"]) for r in rows] == [
+        (0, {"M": 4, "N": 300}, 0, 10.0, 1.5), (1, {"M": 9, "N": 96}, 1, 5.0, 1.4)]
+    assert rows[0]["incumbent_time_us"] == 11.0 and rows[0]["sol_score"] == 0.7
+    assert rows[1]["incumbent_time_us"] is None and rows[1]["sol_score"] is None
+
+
+async def test_failed_workload_records_the_failure(store: Store) -> None:
+    await store.apply(_proposed("k1", seq=1))
+    await store.apply(_decided("k1", "REVERT", seq=2, workloads=[
+        WorkloadResult(index=0, axes={"M": 1}, held_out=False, correct=False, failure="mismatch at [0, 3]")]))
+    row = (await store.rows("SELECT correct, failure, time_us FROM measurements"))[0]
+    assert row == {"correct": 0, "failure": "mismatch at [0, 3]", "time_us": None}
+
+
+async def test_decision_for_unknown_candidate_is_refused(store: Store) -> None:
+    # foreign_keys=ON: a decision must follow its proposal.
+    with pytest.raises(sqlite3.IntegrityError):
+        await store.apply(_decided("ghost", "KEEP", seq=1))
+
+
+async def test_memory_recorded_then_evicted(store: Store) -> None:
+    for i, kind in enumerate(("win", "trap")):
+        await store.apply(MemoryRecorded(seq=10 + i, entry_id=f"e{i}", kind=kind, kernel_type="normalization",
+                                         owner="a1" if kind == "trap" else None, agent_id="a1",
+                                         candidate_id=f"k{i}", strategy="memory",
+                                         speedup=1.2 if kind == "win" else None, context="ctx", summary="sum",
+                                         reflection="ref", params={"BLOCK_N": 512}))
+    rows = await store.rows("SELECT * FROM memory ORDER BY seq")
+    assert [(r["id"], r["kind"], r["owner"], r["speedup"], r["seq"]) for r in rows] == [
+        ("e0", "win", None, 1.2, 10), ("e1", "trap", "a1", None, 11)]
+    assert json.loads(rows[0]["params"]) == {"BLOCK_N": 512}
+    await store.apply(MemoryEvicted(seq=12, entry_id="e0", reason="weakest"))
+    assert [r["id"] for r in await store.rows("SELECT id FROM memory")] == ["e1"]
+
+
+async def test_best_improved_archives_per_agent_and_candidate(store: Store) -> None:
+    await store.apply(_proposed("k1", seq=1))
+    await store.apply(_proposed("k2", seq=2))
+    await store.apply(BestImproved(seq=3, agent_id="a1", candidate_id="k1", speedup=1.2, campaign_best=True))
+    await store.apply(BestImproved(seq=4, agent_id="a1", candidate_id="k2", speedup=1.3, campaign_best=False))
+    rows = await store.rows("SELECT candidate_id, speedup, campaign_best, seq FROM archives ORDER BY seq")
+    assert rows == [{"candidate_id": "k1", "speedup": 1.2, "campaign_best": 1, "seq": 3},
+                    {"candidate_id": "k2", "speedup": 1.3, "campaign_best": 0, "seq": 4}]
+
+
+async def test_events_without_a_table_are_ignored(store: Store) -> None:
+    await store.apply(DeviceProfiled(seq=1, device={}, bandwidth_bytes_per_s=1.0, flops_per_s=1.0))
+    for table in TABLES:
+        assert await store.rows(f"SELECT * FROM {table}") == []
+
+
+async def test_decision_counts(store: Store) -> None:
+    assert await store.decision_counts() == {}
+    decisions = ["KEEP", "REVERT", "REVERT", "ACCEPT", "REJECT", "REVERT"]
+    for i, decision in enumerate(decisions):
+        await store.apply(_proposed(f"k{i}", seq=2 * i + 1))
+        await store.apply(_decided(f"k{i}", decision, seq=2 * i + 2))
+    assert await store.decision_counts() == {"KEEP": 1, "REVERT": 3, "ACCEPT": 1, "REJECT": 1}
+
+
+async def test_rows_takes_parameters(store: Store) -> None:
+    await store.apply(AgentStarted(seq=1, agent_id="a1", strategy="memory", provider="offline"))
+    await store.apply(AgentStarted(seq=2, agent_id="a2", strategy="fusion", provider="offline"))
+    assert await store.rows("SELECT id FROM agents WHERE strategy = ?", ("fusion",)) == [{"id": "a2"}]
