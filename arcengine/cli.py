@@ -6,11 +6,10 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 import click
-import typer
 
 from arcengine.campaign import Campaign, CampaignError
 from arcengine.config import ConfigError, build_config
@@ -25,13 +24,24 @@ from arcengine.skills import SkillError
 # Errors whose message is the whole story: one line, no traceback.
 USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, EventLogError)
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode=None, help="Multi-agent GPU kernel search with a deterministic guard.")
-problems_app = typer.Typer(no_args_is_help=True, help="List and check problems.")
-app.add_typer(problems_app, name="problems")
+DEVICE = click.Choice(["auto", "cpu", "cuda"])
+json_option = click.option("--json", "json_output", is_flag=True,
+                           help="Print one JSON object on stdout and nothing else.")
+problem_argument = click.argument("problem")
 
-Device = Annotated[str, typer.Option(help="auto (the GPU if there is one), cpu or cuda.")]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout and nothing else.")]
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="arcengine")
+def app() -> None:
+    """Multi-agent GPU kernel search with a deterministic guard.
+
+    PROBLEM is a problem folder or the name of a shipped problem. Add --debug anywhere for tracebacks.
+    """
+
+
+@app.group()
+def problems() -> None:
+    """List and check problems."""
 
 
 def _emit_json(document: dict[str, Any]) -> None:
@@ -39,24 +49,26 @@ def _emit_json(document: dict[str, Any]) -> None:
 
 
 @app.command()
-def run(
-    problem: Annotated[str, typer.Argument(help="A problem folder or the name of a shipped problem.")],
-    agents: Annotated[int | None, typer.Option(help="Number of agents [3].")] = None,
-    budget: Annotated[int | None, typer.Option(help="Candidate positions across all agents [24].")] = None,
-    model: Annotated[str | None, typer.Option(help="Provider: offline, or NAME:MODEL [offline].")] = None,
-    memory: Annotated[str | None, typer.Option(help="shared or private [shared].")] = None,
-    memory_cap: Annotated[str | None, typer.Option(help="Entries kept per kind and kernel type, or none [16].")] = None,
-    device: Annotated[str | None, typer.Option(help="auto, cpu or cuda [auto].")] = None,
-    out: Annotated[Path | None, typer.Option(help="Parent folder of run folders [runs].")] = None,
-    config: Annotated[Path | None, typer.Option(help="A TOML file of campaign settings (flags win).")] = None,
-    time_limit: Annotated[float | None, typer.Option(help="Stop after this many seconds.")] = None,
-    target: Annotated[float | None, typer.Option(help="Stop once the best reaches this speedup.")] = None,
-    plateau: Annotated[int | None, typer.Option(help="Stop when every agent has gone this long without KEEP.")] = None,
-    seeds: Annotated[int | None, typer.Option(help="Correctness seeds per workload [3].")] = None,
-    json_output: JsonFlag = False,
-) -> None:
+@problem_argument
+@click.option("--agents", type=int, help="Number of agents [3].")
+@click.option("--budget", type=int, help="Candidate positions across all agents [24].")
+@click.option("--model", help="Provider: offline, or NAME:MODEL [offline].")
+@click.option("--memory", type=click.Choice(["shared", "private"]), help="Memory scope [shared].")
+@click.option("--memory-cap", help="Entries kept per kind and kernel type, or none [16].")
+@click.option("--device", type=DEVICE, help="auto (the GPU if there is one), cpu or cuda [auto].")
+@click.option("--out", type=click.Path(path_type=Path), help="Parent folder of run folders [runs].")
+@click.option("--config", "config_file", type=click.Path(path_type=Path), help="TOML campaign settings (flags win).")
+@click.option("--time-limit", type=float, help="Stop after this many seconds.")
+@click.option("--target", type=float, help="Stop once the best reaches this speedup over the reference.")
+@click.option("--plateau", type=int, help="Stop when every agent has gone this many candidates without a KEEP [12].")
+@click.option("--seeds", type=int, help="Correctness seeds per workload [3].")
+@json_option
+def run(problem: str, agents: int | None, budget: int | None, model: str | None, memory: str | None,
+        memory_cap: str | None, device: str | None, out: Path | None, config_file: Path | None,
+        time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
+        json_output: bool) -> None:
     """Run a campaign headless: a line per decision, a progress line, and a summary."""
-    settings = build_config(config, {
+    settings = build_config(config_file, {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "memory": memory,
         "memory_cap": memory_cap, "device": device, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "plateau": plateau, "seeds": seeds,
@@ -77,13 +89,12 @@ def run(
 
 
 @app.command("eval")
-def eval_command(
-    problem: Annotated[str, typer.Argument(help="A problem folder or the name of a shipped problem.")],
-    candidate: Annotated[Path, typer.Argument(help="The candidate module (exposes run(*inputs)).")],
-    device: Device = "auto",
-    seeds: Annotated[int, typer.Option(help="Correctness seeds per workload.")] = 3,
-    json_output: JsonFlag = False,
-) -> None:
+@problem_argument
+@click.argument("candidate", type=click.Path(path_type=Path))
+@click.option("--device", type=DEVICE, default="auto", show_default=True)
+@click.option("--seeds", type=int, default=3, show_default=True, help="Correctness seeds per workload.")
+@json_option
+def eval_command(problem: str, candidate: Path, device: str, seeds: int, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
     loaded = load_problem(problem)
     if not candidate.is_file():
@@ -103,10 +114,10 @@ def eval_command(
         if decided.speedup:
             print(f"speedup (geometric mean over visible workloads): {decided.speedup:.3f}x")
     if document["verdict"] != "pass":
-        raise typer.Exit(1)
+        sys.exit(1)
 
 
-@problems_app.command("list")
+@problems.command("list")
 def problems_list() -> None:
     """The shipped problems."""
     for name in shipped_problem_names():
@@ -116,17 +127,16 @@ def problems_list() -> None:
               f"{problem.description.splitlines()[0][:70] if problem.description else ''}")
 
 
-@problems_app.command("check")
-def problems_check(
-    problem: Annotated[str, typer.Argument(help="A problem folder or the name of a shipped problem.")],
-    device: Device = "auto",
-) -> None:
+@problems.command("check")
+@problem_argument
+@click.option("--device", type=DEVICE, default="auto", show_default=True)
+def problems_check(problem: str, device: str) -> None:
     """Check a problem: expressions evaluate, the reference runs, the seed is correct on every workload."""
     loaded = load_problem(problem)  # parses the TOML and evaluates every expression
     decided, used = anyio.run(evaluate_file, loaded, loaded.seed_path, device)
     if not decided.correct:
         print(f"{loaded.name}: FAIL on {used}: {decided.reason}")
-        raise typer.Exit(1)
+        sys.exit(1)
     print(f"{loaded.name}: ok on {used}: reference runs, seed correct on "
           f"{len(decided.workloads)} workloads, seed speedup {decided.speedup or 0:.3f}x")
 
@@ -135,9 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
-    command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="arcengine", standalone_mode=False)
+        app.main(args=argv, prog_name="arcengine", standalone_mode=False)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as error:

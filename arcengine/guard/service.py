@@ -27,8 +27,8 @@ PROFILE_TIMEOUT_S = 180.0
 
 # Timing settings the child receives, per device kind.
 TIMING = {
-    "cpu": {"warmup": 1, "min_reps": 5, "max_reps": 40, "target_rel_se": 0.01,
-            "max_seconds_per_workload": 0.5, "pool": 3},
+    "cpu": {"warmup": 1, "min_reps": 3, "max_reps": 20, "target_rel_se": 0.02,
+            "max_seconds_per_workload": 0.2, "pool": 2},
     "cuda": {"warmup": 5, "min_reps": 30, "max_reps": 1000, "target_rel_se": 0.005,
              "max_seconds_per_workload": 2.0, "pool": 4},
 }
