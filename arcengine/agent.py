@@ -151,7 +151,7 @@ def redact(text: str, hidden_values: set[int]) -> str:
 
 def feedback(candidate_id: str, proposal: Proposal, decided: CandidateDecided, hidden_values: set[int]) -> str:
     """What the agent is told about its last candidate: visible workloads only."""
-    held_out_failed = any(w.held_out and not w.correct for w in decided.workloads)
+    held_out_failed = decided.failure_held_out or any(w.held_out and not w.correct for w in decided.workloads)
     reason = "it failed on a held-out workload (details withheld)" if held_out_failed else decided.reason
     lines = [f"Your last candidate {candidate_id} ({proposal.rationale[:200]}): {decided.decision}: {reason}."]
     for w in decided.workloads:

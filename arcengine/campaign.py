@@ -162,7 +162,8 @@ class Campaign:
             self.bus.subscribe(self.display.on_event)
         self.guard = Guard(
             self.problem, self.bus, Thresholds(self.config.margin, self.config.near_band),
-            seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed)
+            seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
+            cache_dir=self.run_dir / "kernel-cache")
         try:
             await self._run()
         finally:

@@ -110,6 +110,7 @@ class CandidateDecided(_Event):
     held_out_speedup: float | None = None
     vs_incumbent: float | None = None  # geometric mean of paired incumbent/candidate time ratios
     workloads: list[WorkloadResult] = []
+    failure_held_out: bool = False  # the failure is on a held-out workload: agents must not see its details
     guard_seconds: float = 0.0
     device: dict[str, Any] = {}
 

@@ -91,7 +91,10 @@ def parse_spec(raw: Mapping[str, object]) -> Spec:
 
 def _parse(raw: Mapping[str, object]) -> Spec:
     mode, device = str(raw.get("mode", "evaluate")), str(raw["device"])
-    if mode not in ("evaluate", "profile") or device not in ("cpu", "cuda"):
+    # "auto" (the GPU if torch sees one) is for profiling, which tells the engine what it got.
+    if mode not in ("evaluate", "profile") or device not in ("cpu", "cuda", "auto") or (
+        device == "auto" and mode != "profile"
+    ):
         raise SpecError(f"unknown mode {mode!r} or device {device!r}")
     if mode == "profile":
         return Spec(mode=mode, device=device, result=str(raw["result"]))
@@ -158,6 +161,8 @@ def load_module(path: str, name: str) -> ModuleType:
 
 
 def resolve_device(kind: str) -> torch.device:
+    if kind == "auto":
+        kind = "cuda" if torch.cuda.is_available() else "cpu"
     if kind == "cpu":
         return torch.device("cpu")
     if not torch.cuda.is_available():

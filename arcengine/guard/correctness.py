@@ -23,6 +23,7 @@ import torch
 _MISSING = object()
 # Lines torch appends to CUDA errors; they say nothing about the failure itself.
 _BOILERPLATE = (
+    "Search for `cuda",
     "CUDA kernel errors might be asynchronously reported",
     "For debugging consider passing CUDA_LAUNCH_BLOCKING",
     "Compile with `TORCH_USE_CUDA_DSA`",

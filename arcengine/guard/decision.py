@@ -37,6 +37,7 @@ class Verdict:
     held_out_speedup: float | None = None
     vs_incumbent: float | None = None
     workloads: tuple[WorkloadResult, ...] = ()
+    failure_held_out: bool = False
 
 
 def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) -> float:
@@ -81,7 +82,8 @@ def judge(
     complete = {w.index for w in results if w.correct} == set(by_index)
     if not result.get("correct") or not complete:
         reason = result.get("failure") or "not every workload was checked correct"
-        return Verdict("REVERT", f"incorrect: {reason}", False, workloads=results)
+        return Verdict("REVERT", f"incorrect: {reason}", False, workloads=results,
+                       failure_held_out=bool(result.get("failure_held_out")))
     for w in results:
         floor = floors[w.index]
         if w.time_us is not None and floor > 0 and w.time_us < IMPOSSIBLE_FRACTION * floor:

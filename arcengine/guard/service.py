@@ -50,13 +50,15 @@ class _Job:
 
 class Guard:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
-                 timeout_s: float, rng_seed: int = 0) -> None:
+                 timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None) -> None:
         self.problem = problem
         self.bus = bus
         self.thresholds = thresholds
         self.seeds = seeds
         self.timeout_s = timeout_s
         self.rng_seed = rng_seed
+        # Compiled kernels are shared between children, so the incumbent is not recompiled for every candidate.
+        self._env = {"TRITON_CACHE_DIR": str(cache_dir)} if cache_dir else {}
         self.device = "cpu"
         self.ceilings: Ceilings | None = None
         self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
@@ -117,11 +119,13 @@ class Guard:
             "workloads": [{"index": w.index, "axes": w.axes, "held_out": w.held_out} for w in self.workloads],
             "tolerance": vars(self.problem.tolerance),
             "seeds": list(range(self.seeds)),
-            "timing": {**TIMING[self.device], "rng_seed": self.rng_seed + job.priority[1]},
+            "timing": TIMING[self.device],
+            "rng_seed": self.rng_seed + job.priority[1],
         }
 
     async def _evaluate(self, job: _Job) -> CandidateDecided:
-        outcome = await run_child(self._spec(job), device=self.device, timeout_s=self.timeout_s)
+        outcome = await run_child(self._spec(job), device=self.device, timeout_s=self.timeout_s,
+                                  env_extra=self._env)
         failure = outcome.failure()
         result = outcome.result or {}
         if failure is None and not result.get("ok", False):
@@ -141,7 +145,8 @@ class Guard:
         event = CandidateDecided(
             candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision, reason=verdict.reason,
             correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
-            vs_incumbent=verdict.vs_incumbent, workloads=list(verdict.workloads), guard_seconds=seconds,
+            vs_incumbent=verdict.vs_incumbent, workloads=list(verdict.workloads),
+            failure_held_out=verdict.failure_held_out, guard_seconds=seconds,
             device=device,
         )
         return await self.bus.publish(event)  # type: ignore[return-value]
