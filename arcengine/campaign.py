@@ -30,6 +30,7 @@ from arcengine.events import (
 )
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
+from arcengine.logs import configure_logging
 from arcengine.memory import Memory
 from arcengine.problem import Problem, load_problem
 from arcengine.providers import create_provider
@@ -62,16 +63,6 @@ class Best:
 
 def new_campaign_id(problem: str) -> str:
     return f"{problem}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-
-
-def configure_logging(path: Path) -> None:
-    """structlog to a JSON-lines file in the run folder: nothing of it reaches the terminal."""
-    structlog.configure(
-        processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso"),
-                    structlog.processors.JSONRenderer()],
-        logger_factory=structlog.WriteLoggerFactory(file=path.open("a", encoding="utf-8")),
-        cache_logger_on_first_use=False,
-    )
 
 
 def assign_strategies(skills: list[Skill], seed_source: str, agents: int, provider: str) -> list[Skill]:
@@ -287,6 +278,7 @@ class Campaign:
         return {
             "run_dir": str(self.run_dir),
             "problem": self.problem.name,
+            "problem_dir": str(self.problem.directory),
             "device": self.guard.device,
             "candidates": self._proposed,
             "decisions": dict(self.decisions),

@@ -17,6 +17,7 @@ from arcengine.display import HeadlessDisplay
 from arcengine.evaluate import evaluate_file, verdict_json
 from arcengine.eventlog import EventLogError
 from arcengine.guard.service import GuardError
+from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
 from arcengine.providers.base import ProviderError
 from arcengine.skills import SkillError
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
+    configure_logging(None)
     try:
         app.main(args=argv, prog_name="arcengine", standalone_mode=False)
     except click.exceptions.Exit as done:

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The issue-2 GPU figures: a 4-agent offline campaign per shipped problem, then best vs seed, reference and
+# torch.compile in one process. Run on the GPU machine from the repository root; writes under ${OUT:-bench/out}.
+set -uo pipefail
+OUT=${OUT:-bench/out}
+BUDGET=${BUDGET:-60}
+mkdir -p "$OUT"
+for problem in ${PROBLEMS:-rmsnorm softmax}; do
+  python3 -m arcengine.cli run "$problem" --agents 4 --budget "$BUDGET" --device cuda --plateau 1000 ${TIME_LIMIT:+--time-limit $TIME_LIMIT} \
+    --out "$OUT/runs" --json > "$OUT/$problem-summary.json" 2> "$OUT/$problem-lines.txt"
+  tail -n 3 "$OUT/$problem-lines.txt"
+  python3 bench/compare.py "$OUT/$problem-summary.json" "$OUT/campaign-$problem-h200.json"
+  rm -rf "$OUT"/runs/*/kernel-cache
+done

@@ -1,0 +1,94 @@
+"""The command line as a user runs it: real subprocesses, real guard children."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SCALE, scale_source
+
+
+def arcengine(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arcengine.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, check=False)
+
+
+def test_problems_list_names_the_shipped_problems() -> None:
+    listed = arcengine("problems", "list")
+    assert listed.returncode == 0
+    assert {line.split()[0] for line in listed.stdout.splitlines()} >= {"rmsnorm", "softmax"}
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["run", "no-such-problem"], "no problem 'no-such-problem'"),
+        (["run", "rmsnorm", "--agents", "0"], "agents"),
+        (["run", "rmsnorm", "--agents", "4", "--budget", "2"], "budget"),
+        (["run", "rmsnorm", "--bogus"], "No such option"),
+        (["run", "rmsnorm", "--device", "tpu"], "tpu"),
+        (["run", "rmsnorm", "--config", "/no/such.toml"], "does not exist"),
+        (["eval", "rmsnorm", "/no/such/candidate.py"], "does not exist"),
+        (["problems", "check", "/tmp"], "missing problem.toml"),
+    ],
+)
+def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
+    result = arcengine(*args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("arcengine: error:") and needle in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_config_file_names_the_field(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('agents = "many"\n')
+    result = arcengine("run", "rmsnorm", "--config", str(config))
+    assert result.returncode == 2 and "agents" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "imports", "verdict", "code"),
+    [
+        ("return x * 2 + 1", "import torch", "pass", 0),
+        ("return x * 2", "import torch", "fail", 1),
+        ("return x * 2 + 1", "import torch\nimport subprocess", "reject", 1),
+    ],
+)
+def test_eval_json_verdicts(tmp_path: Path, body: str, imports: str, verdict: str, code: int) -> None:
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(scale_source(body, imports))
+    result = arcengine("eval", str(SCALE), str(candidate), "--device", "cpu", "--json")
+    assert result.returncode == code, result.stderr
+    document = json.loads(result.stdout)
+    assert document["verdict"] == verdict
+    if verdict == "pass":
+        assert document["speedup"] > 0
+        assert {w["held_out"] for w in document["workloads"]} == {False, True}
+        assert all(w["correct"] and w["time_us"] > 0 and w["ref_time_us"] > 0 for w in document["workloads"])
+        assert set(document["workloads"][0]) >= {"axes", "held_out", "correct", "time_us", "ref_time_us", "speedup"}
+
+
+def test_run_json_prints_only_the_summary(tmp_path: Path) -> None:
+    result = arcengine("run", str(SCALE), "--agents", "2", "--budget", "4", "--device", "cpu", "--out",
+                       str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)  # nothing else on stdout
+    assert set(summary) >= {"run_dir", "device", "candidates", "decisions", "best", "stop_reason"}
+    assert summary["device"] == "cpu" and summary["candidates"] == 4
+    assert set(summary["decisions"]) == {"KEEP", "ACCEPT", "REVERT", "REJECT"}
+    assert sum(summary["decisions"].values()) == 4
+    assert set(summary["best"]) >= {"speedup", "agent", "candidate"}
+    assert Path(summary["run_dir"], "best.py").is_file()
+    assert "KEEP" in result.stderr or "REVERT" in result.stderr or "ACCEPT" in result.stderr  # lines on stderr
+
+
+def test_problems_check_passes_on_the_cpu() -> None:
+    result = arcengine("problems", "check", str(SCALE), "--device", "cpu")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ok on cpu" in result.stdout
