@@ -112,6 +112,7 @@ class CandidateDecided(_Event):
     workloads: list[WorkloadResult] = []
     failure_held_out: bool = False  # the failure is on a held-out workload: agents must not see its details
     guard_seconds: float = 0.0
+    guard_phases: dict[str, float] = {}  # load, correctness, timing (inside the child) and process start/exit
     device: dict[str, Any] = {}
 
 

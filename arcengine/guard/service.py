@@ -29,8 +29,8 @@ PROFILE_TIMEOUT_S = 180.0
 TIMING = {
     "cpu": {"warmup": 1, "min_reps": 3, "max_reps": 20, "target_rel_se": 0.02,
             "max_seconds_per_workload": 0.2, "pool": 2},
-    "cuda": {"warmup": 5, "min_reps": 30, "max_reps": 1000, "target_rel_se": 0.005,
-             "max_seconds_per_workload": 2.0, "pool": 4},
+    "cuda": {"warmup": 5, "warmup_seconds": 0.02, "min_reps": 20, "max_reps": 300, "target_rel_se": 0.005,
+             "max_seconds_per_workload": 0.6, "pool": 4},
 }
 
 
@@ -138,15 +138,21 @@ class Guard:
         log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision,
                  seconds=round(outcome.seconds, 2))
         return await self._publish(job.candidate_id, job.agent_id, verdict, outcome.seconds,
-                                   result.get("device", {}))
+                                   result.get("device", {}), phases(outcome.seconds, result))
 
     async def _publish(self, candidate_id: str, agent_id: str, verdict: Verdict, seconds: float,
-                       device: dict[str, Any]) -> CandidateDecided:
+                       device: dict[str, Any], guard_phases: dict[str, float] | None = None) -> CandidateDecided:
         event = CandidateDecided(
             candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision, reason=verdict.reason,
             correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
             vs_incumbent=verdict.vs_incumbent, workloads=list(verdict.workloads),
-            failure_held_out=verdict.failure_held_out, guard_seconds=seconds,
+            failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
             device=device,
         )
         return await self.bus.publish(event)  # type: ignore[return-value]
+
+
+def phases(total: float, result: dict[str, Any]) -> dict[str, float]:
+    """Where a child's wall time went: its own phases, and the rest (process start, imports, exit)."""
+    inside = {k: float(v) for k, v in (result.get("seconds") or {}).items() if isinstance(v, int | float)}
+    return {**inside, "process": max(0.0, total - sum(inside.values()))}

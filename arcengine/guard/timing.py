@@ -34,6 +34,7 @@ class TimingConfig:
     target_rel_se: float = 0.005
     max_seconds_per_workload: float = 1.0
     pool: int = 3
+    warmup_seconds: float = 0.0  # warm up by time too, so clocks have ramped before the first timed call
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, object]) -> TimingConfig:
@@ -48,6 +49,7 @@ class TimingConfig:
             ),
             # Two entries at least, so consecutive calls never share buffers.
             pool=max(2, int(raw.get("pool", defaults.pool))),  # type: ignore[arg-type]
+            warmup_seconds=float(raw.get("warmup_seconds", defaults.warmup_seconds)),  # type: ignore[arg-type]
         )
         if config.warmup < 0 or config.min_reps < 2 or config.max_reps < config.min_reps:
             raise ValueError(f"bad timing settings {dict(raw)}")
@@ -119,25 +121,55 @@ class L2Flusher:
         self._buffer.zero_()
 
 
+HEAD_START_CYCLES = 100_000  # GPU busy-wait after the flush (~50 us at 2 GHz): the host enqueues the call meanwhile
+CALIBRATION_CALLS = 64
+GAP_SLACK_US = 2.0  # jitter of the harness's own sync latency, never charged to a call
+
+
 class CudaTimer:
-    """CUDA events around the call, after an L2 flush, with a device-wide sync before the end event."""
+    """CUDA events around the call, after an L2 flush, with a device-wide sync before the end event.
+
+    Two harness costs are kept out of the time, and nothing of the call's own work is:
+    - the host's launch latency: after the flush the GPU busy-waits briefly, so the call is already
+      enqueued when the start event fires;
+    - the host's sync latency: the end event is recorded after ``torch.cuda.synchronize()`` (so work the
+      call left on other streams counts), which adds the time for the host to see the sync and record the
+      event. That gap is measured on empty calls when the timer is built; a call is charged its in-stream
+      time plus whatever device-wide work outlived it beyond that gap.
+    """
 
     def __init__(self, device: torch.device, flusher: L2Flusher | None = None) -> None:
         self._flusher = flusher if flusher is not None else L2Flusher(device)
         self._start = torch.cuda.Event(enable_timing=True)
+        self._stream_end = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
+        self.sync_gap_us = 0.0
+        gaps = [self._measure(_nothing, ())[1] for _ in range(CALIBRATION_CALLS)]
+        self.sync_gap_us = statistics.median(gaps)
 
     def sync(self) -> None:
         torch.cuda.synchronize()
 
-    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
+    def _measure(self, fn: Fn, args: Sequence[object]) -> tuple[float, float, object]:
+        """(in-stream microseconds, device-wide minus in-stream microseconds, output)."""
         self._flusher.flush()
+        torch.cuda._sleep(HEAD_START_CYCLES)
         self._start.record()
         out = fn(*args)
-        torch.cuda.synchronize()  # device-wide: kernels the candidate put on other streams count
+        self._stream_end.record()
+        torch.cuda.synchronize()  # device-wide: kernels the call put on other streams count
         self._end.record()
         self._end.synchronize()
-        return self._start.elapsed_time(self._end) * 1e3, out
+        in_stream = self._start.elapsed_time(self._stream_end) * 1e3
+        return in_stream, self._stream_end.elapsed_time(self._end) * 1e3, out
+
+    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
+        in_stream, tail, out = self._measure(fn, args)
+        return in_stream + max(0.0, tail - self.sync_gap_us - GAP_SLACK_US), out
+
+
+def _nothing() -> None:
+    return None
 
 
 def make_timer(device: torch.device) -> Timer:
@@ -194,7 +226,7 @@ def time_interleaved(
     goes to `audit` with the pool index it was computed from. Raises CallError if a function raises.
     """
     roles = list(fns)
-    cursor = _warm_up(fns, pool, timer, config.warmup)
+    cursor = _warm_up(fns, pool, timer, config.warmup, config.warmup_seconds)
     result = Interleaved(samples={role: [] for role in roles})
     result.audit_round = rng.randrange(config.min_reps) if audit is not None else None
     gc.collect()
@@ -210,13 +242,17 @@ def time_interleaved(
     return result
 
 
-def _warm_up(fns: Mapping[str, Fn], pool: Sequence[Sequence[object]], timer: Timer, warmup: int) -> int:
+def _warm_up(fns: Mapping[str, Fn], pool: Sequence[Sequence[object]], timer: Timer, warmup: int,
+             warmup_seconds: float) -> int:
     cursor = 0
     for role, fn in fns.items():
-        for _ in range(warmup):
+        started = perf_counter()
+        calls = 0
+        while calls < warmup or perf_counter() - started < warmup_seconds:
             _call(role, fn, pool[cursor % len(pool)])
             cursor += 1
-    timer.sync()
+            calls += 1
+        timer.sync()
     return cursor
 
 
