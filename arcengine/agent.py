@@ -8,7 +8,7 @@ working point to its best; REJECT changes nothing but the position it used.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +32,6 @@ class AgentState:
     phase: str = "idle"
     last_feedback: str | None = None
     exhausted: bool = False
-    history: list[str] = field(default_factory=list)
 
 
 class Agent:
@@ -114,7 +113,6 @@ class Agent:
 
     def _apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
         state = self.state
-        state.history.append(decided.decision)
         if decided.decision == "KEEP":
             state.best_id, state.best_source, state.best_speedup = candidate_id, source, decided.speedup
             state.working_id, state.working_source = candidate_id, source

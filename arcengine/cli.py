@@ -62,7 +62,7 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--time-limit", type=float, help="Stop after this many seconds.")
 @click.option("--target", type=float, help="Stop once the best reaches this speedup over the reference.")
 @click.option("--plateau", type=int, help="Stop when every agent has gone this many candidates without a KEEP [12].")
-@click.option("--seeds", type=int, help="Correctness seeds per workload [3].")
+@click.option("--seeds", type=int, help="Correctness seeds per workload [5].")
 @json_option
 def run(problem: str, agents: int | None, budget: int | None, model: str | None, memory: str | None,
         memory_cap: str | None, device: str | None, out: Path | None, config_file: Path | None,
@@ -93,7 +93,7 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
 @problem_argument
 @click.argument("candidate", type=click.Path(path_type=Path))
 @click.option("--device", type=DEVICE, default="auto", show_default=True)
-@click.option("--seeds", type=int, default=3, show_default=True, help="Correctness seeds per workload.")
+@click.option("--seeds", type=int, default=5, show_default=True, help="Correctness seeds per workload.")
 @json_option
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""

@@ -14,7 +14,7 @@ from arcengine.guard.service import Guard
 from arcengine.problem import Problem
 
 
-async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: int = 3,
+async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: int = 5,
                         timeout_s: float = 600.0) -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference, and the device kind it ran on."""
     guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=seeds, timeout_s=timeout_s)

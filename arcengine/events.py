@@ -109,6 +109,8 @@ class CandidateDecided(_Event):
     speedup: float | None = None  # geometric mean over visible workloads, vs the reference
     held_out_speedup: float | None = None
     vs_incumbent: float | None = None  # geometric mean of paired incumbent/candidate time ratios
+    vs_incumbent_interval: tuple[float, float] | None = None  # its 95% bootstrap interval
+    confirmed: bool | None = None  # for a KEEP: a second, fresh child agreed
     workloads: list[WorkloadResult] = []
     failure_held_out: bool = False  # the failure is on a held-out workload: agents must not see its details
     guard_seconds: float = 0.0

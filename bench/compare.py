@@ -2,7 +2,8 @@
 in one process with the guard's own timing (interleaved rounds, L2 flushed, fresh inputs), and write the
 figures as JSON beside the campaign's summary.
 
-    python bench/compare.py SUMMARY.json OUT.json     # SUMMARY.json: the output of `arcengine run --json`
+    python bench/compare.py SUMMARY.json OUT.json [COMMAND]
+    # SUMMARY.json: the output of `arcengine run --json`; COMMAND: the campaign's command line, recorded
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def compare(summary: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     summary_path, out_path = map(Path, sys.argv[1:3])
     result = compare(json.loads(summary_path.read_text()))
+    result["command"] = sys.argv[3] if len(sys.argv) > 3 else None
     out_path.write_text(json.dumps(result, indent=2))
     print(json.dumps(result["headline"], indent=2))
 

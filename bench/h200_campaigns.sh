@@ -6,9 +6,10 @@ OUT=${OUT:-bench/out}
 BUDGET=${BUDGET:-60}
 mkdir -p "$OUT"
 for problem in ${PROBLEMS:-rmsnorm softmax}; do
-  python3 -m arcengine.cli run "$problem" --agents 4 --budget "$BUDGET" --device cuda --plateau 1000 ${TIME_LIMIT:+--time-limit $TIME_LIMIT} \
-    --out "$OUT/runs" --json > "$OUT/$problem-summary.json" 2> "$OUT/$problem-lines.txt"
+  command="arcengine run $problem --agents 4 --budget $BUDGET --device cuda --plateau 1000 ${TIME_LIMIT:+--time-limit $TIME_LIMIT}"
+  python3 -m arcengine.cli ${command#arcengine } --out "$OUT/runs" --json > "$OUT/$problem-summary.json" \
+    2> "$OUT/$problem-lines.txt"
   tail -n 3 "$OUT/$problem-lines.txt"
-  python3 bench/compare.py "$OUT/$problem-summary.json" "$OUT/campaign-$problem-h200.json"
+  python3 bench/compare.py "$OUT/$problem-summary.json" "$OUT/campaign-$problem-h200.json" "$command"
   rm -rf "$OUT"/runs/*/kernel-cache
 done

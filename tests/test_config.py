@@ -31,7 +31,7 @@ def test_defaults() -> None:
     assert (config.device, config.out) == ("auto", Path("runs"))
     assert (config.margin, config.near_band, config.r_draft, config.plateau) == (0.02, 0.05, 4, 12)
     assert config.target_speedup is None and config.time_limit_s is None
-    assert (config.seeds, config.rng_seed, config.max_relaunches) == (3, 0, 3)
+    assert (config.seeds, config.rng_seed, config.max_relaunches) == (5, 0, 3)
 
 
 def test_file_values_are_read(tmp_path: Path) -> None:

@@ -5,8 +5,11 @@ Pure functions: the same child result and settings always give the same decision
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
+from scipy import stats
 
 from arcengine.events import Decision, WorkloadResult
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
@@ -14,6 +17,8 @@ from arcengine.problem import Problem, Workload
 
 # A measured time under this fraction of the roofline floor is physically impossible: the kernel skipped work.
 IMPOSSIBLE_FRACTION = 0.5
+CONFIDENCE = 0.95
+RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,7 @@ class Verdict:
     vs_incumbent: float | None = None
     workloads: tuple[WorkloadResult, ...] = ()
     failure_held_out: bool = False
+    vs_incumbent_interval: tuple[float, float] | None = None  # 95% bootstrap interval of vs_incumbent
 
 
 def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) -> float:
@@ -60,6 +66,25 @@ def _measured(entry: dict[str, Any], workload: Workload, floor: float) -> Worklo
         time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.get("incumbent_time_us"),
         speedup=speedup, sol_score=sol,
     )
+
+
+def _geomean_of_medians(*ratios: np.ndarray, axis: int = -1) -> np.ndarray:
+    medians = np.stack([np.median(r, axis=axis) for r in ratios])
+    return np.exp(np.mean(np.log(medians), axis=0))
+
+
+def paired_gain(ratios: list[list[float]], seed: int = 0) -> tuple[float, float, float]:
+    """The geometric mean over workloads of the median per-round incumbent/candidate ratio, and its 95%
+    bootstrap interval (rounds resampled within each workload)."""
+    samples = tuple(np.asarray(r, dtype=float) for r in ratios if len(r) > 0)
+    point = float(_geomean_of_medians(*samples))
+    if any(len(s) < 2 for s in samples) or all(np.ptp(s) == 0 for s in samples):
+        return point, point, point
+    result = stats.bootstrap(samples, _geomean_of_medians, vectorized=True, paired=False,
+                             n_resamples=RESAMPLES, confidence_level=CONFIDENCE, method="percentile",
+                             random_state=np.random.default_rng(seed))
+    interval = result.confidence_interval
+    return point, float(interval.low), float(interval.high)
 
 
 def _label(w: WorkloadResult) -> str:
@@ -96,16 +121,18 @@ def judge(
     held_out_speedup = geometric_mean(held_out) if held_out else None
     if not has_incumbent:
         return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results)
-    # Paired times, both floored at the roofline, so a time under the floor cannot inflate the gain.
-    paired = [max(w.incumbent_time_us, floors[w.index]) / max(w.time_us, floors[w.index])
-              for w in results if not w.held_out and w.time_us and w.incumbent_time_us]
-    if not paired:
+    visible_entries = {e["index"]: e for e in result.get("workloads", []) if not by_index[e["index"]].held_out}
+    ratios = [list(e.get("paired_ratios") or []) for e in visible_entries.values()]
+    if not ratios or not all(ratios):
         return Verdict("REVERT", "no paired timing against the incumbent", True, speedup, held_out_speedup,
                        None, results)
-    ratio = geometric_mean(paired)
-    args = (True, speedup, held_out_speedup, ratio, results)
-    if ratio >= 1.0 + thresholds.margin:
-        return Verdict("KEEP", f"{ratio:.3f}x the incumbent (margin {1 + thresholds.margin:.2f}x)", *args)
+    ratio, low, high = paired_gain(ratios)
+    shown = f"{ratio:.3f}x the incumbent (95% CI {low:.3f}-{high:.3f})"
+    verdict = Verdict("REVERT", "", True, speedup, held_out_speedup, ratio, results,
+                      vs_incumbent_interval=(low, high))
+    # KEEP only when the whole interval clears the margin: one lucky median is not evidence.
+    if low >= 1.0 + thresholds.margin:
+        return replace(verdict, decision="KEEP", reason=f"{shown}, beyond the {1 + thresholds.margin:.2f}x margin")
     if ratio >= 1.0 - thresholds.near_band:
-        return Verdict("ACCEPT", f"{ratio:.3f}x the incumbent: within the near-best band", *args)
-    return Verdict("REVERT", f"slower: {ratio:.3f}x the incumbent", *args)
+        return replace(verdict, decision="ACCEPT", reason=f"{shown}: within the near-best band")
+    return replace(verdict, reason=f"slower: {shown}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,8 @@ from arcengine.bus import Bus
 from arcengine.events import CandidateDecided, DeviceProfiled
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
-from arcengine.guard.sandbox import run_child
-from arcengine.problem import Problem
+from arcengine.guard.sandbox import ChildOutcome, run_child
+from arcengine.problem import Problem, Workload
 
 log = structlog.get_logger()
 
@@ -81,7 +81,7 @@ class Guard:
         return await self.bus.publish(event)  # type: ignore[return-value]
 
     @property
-    def workloads(self) -> list[Any]:
+    def workloads(self) -> list[Workload]:
         return self.problem.workloads_for(self.device)
 
     async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
@@ -123,29 +123,45 @@ class Guard:
             "rng_seed": self.rng_seed + job.priority[1],
         }
 
-    async def _evaluate(self, job: _Job) -> CandidateDecided:
-        outcome = await run_child(self._spec(job), device=self.device, timeout_s=self.timeout_s,
-                                  env_extra=self._env)
+    async def _run_once(self, job: _Job, attempt: int) -> tuple[Verdict, ChildOutcome]:
+        spec = self._spec(job)
+        spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
+        outcome = await run_child(spec, device=self.device, timeout_s=self.timeout_s, env_extra=self._env)
         failure = outcome.failure()
         result = outcome.result or {}
         if failure is None and not result.get("ok", False):
             failure = f"harness failed: {result.get('failure') or 'unknown'}"
         if failure is not None:
-            verdict = Verdict("REVERT", failure, False)
-        else:
-            verdict = judge(result, self.problem, self.workloads, self.thresholds, self.ceilings,
-                            has_incumbent=job.incumbent_path is not None)
-        log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision,
-                 seconds=round(outcome.seconds, 2))
-        return await self._publish(job.candidate_id, job.agent_id, verdict, outcome.seconds,
-                                   result.get("device", {}), phases(outcome.seconds, result))
+            return Verdict("REVERT", failure, False), outcome
+        verdict = judge(result, self.problem, self.workloads, self.thresholds, self.ceilings,
+                        has_incumbent=job.incumbent_path is not None)
+        return verdict, outcome
+
+    async def _evaluate(self, job: _Job) -> CandidateDecided:
+        verdict, outcome = await self._run_once(job, attempt=0)
+        seconds = outcome.seconds
+        confirmed = None
+        if verdict.decision == "KEEP" and job.incumbent_path is not None:
+            # A KEEP must survive a second, fresh child: one process's luck is not a result.
+            second, again = await self._run_once(job, attempt=1)
+            seconds += again.seconds
+            confirmed = second.decision == "KEEP"
+            if not confirmed:
+                verdict = replace(second, reason=f"KEEP not confirmed by a fresh child ({verdict.reason}); "
+                                                 f"confirmation: {second.reason}")
+        log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2))
+        result = outcome.result or {}
+        return await self._publish(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}),
+                                   phases(outcome.seconds, result), confirmed)
 
     async def _publish(self, candidate_id: str, agent_id: str, verdict: Verdict, seconds: float,
-                       device: dict[str, Any], guard_phases: dict[str, float] | None = None) -> CandidateDecided:
+                       device: dict[str, Any], guard_phases: dict[str, float] | None = None,
+                       confirmed: bool | None = None) -> CandidateDecided:
         event = CandidateDecided(
             candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision, reason=verdict.reason,
             correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
-            vs_incumbent=verdict.vs_incumbent, workloads=list(verdict.workloads),
+            vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
+            confirmed=confirmed, workloads=list(verdict.workloads),
             failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
             device=device,
         )

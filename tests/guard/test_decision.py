@@ -35,7 +35,7 @@ def _result(times: list[float], refs: list[float], incumbents: list[float | None
         "failure": failure,
         "workloads": [
             {"index": i, "correct": correct, "time_us": t, "ref_time_us": r, "incumbent_time_us": inc,
-             "max_abs_err": 0.001}
+             "max_abs_err": 0.001, "paired_ratios": [inc / t] * 20 if inc else []}
             for i, (t, r, inc) in enumerate(zip(times, refs, incumbents, strict=True))
         ],
     }
@@ -137,7 +137,7 @@ def test_paired_ratio_is_a_geometric_mean() -> None:
 
 def test_reverted_slower_candidate_names_the_ratio() -> None:
     verdict = _judge(_result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0], [8.0, 4.0, 3.0]))
-    assert verdict.decision == "REVERT" and verdict.reason == "slower: 0.800x the incumbent"
+    assert verdict.decision == "REVERT" and verdict.reason.startswith("slower: 0.800x the incumbent")
 
 
 def test_no_paired_timing_is_reverted() -> None:
@@ -178,3 +178,22 @@ def test_without_ceilings_no_floor_applies() -> None:
 def test_judge_is_deterministic() -> None:
     result = _result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0], [9.8, 5.0, 3.0])
     assert _judge(result) == _judge(result)
+
+
+def _noisy(centre: float, spread: float, n: int = 40) -> list[float]:
+    """n per-round ratios around centre, evenly spread over +-spread (deterministic)."""
+    return [centre - spread + 2 * spread * k / (n - 1) for k in range(n)]
+
+
+def test_keep_needs_the_whole_interval_beyond_the_margin() -> None:
+    base = _result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0], [10.4, 5.2, 3.0])
+    tight, wide = base, _result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0], [10.4, 5.2, 3.0])
+    for w in tight["workloads"][:2]:
+        w["paired_ratios"] = _noisy(1.04, 0.01)
+    for w in wide["workloads"][:2]:
+        w["paired_ratios"] = _noisy(1.04, 0.30)  # same median, but the rounds disagree a lot
+    kept, doubtful = _judge(tight), _judge(wide)
+    assert kept.decision == "KEEP" and kept.vs_incumbent_interval[0] >= 1.02
+    assert doubtful.vs_incumbent == pytest.approx(kept.vs_incumbent)
+    assert doubtful.decision == "ACCEPT" and doubtful.vs_incumbent_interval[0] < 1.02
+    assert "95% CI" in doubtful.reason
