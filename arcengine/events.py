@@ -113,6 +113,7 @@ class CandidateDecided(_Event):
     confirmed: bool | None = None  # for a KEEP: a second, fresh child agreed
     workloads: list[WorkloadResult] = []
     failure_held_out: bool = False  # the failure is on a held-out workload: agents must not see its details
+    warnings: list[str] = []  # what the static gate found suspicious (not unsafe)
     guard_seconds: float = 0.0
     guard_phases: dict[str, float] = {}  # load, correctness, timing (inside the child) and process start/exit
     device: dict[str, Any] = {}

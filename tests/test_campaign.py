@@ -71,7 +71,7 @@ async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config
         scale_source("return torch.zeros_like(x)"),  # all zeros
         scale_source("import faulthandler\nfaulthandler._sigsegv()"),  # segfault
         scale_source("while True:\n    pass"),  # hang
-        scale_source("import sys\nsys.exit(3)"),  # exits the process
+        scale_source("raise SystemExit(3)"),  # exits the process
         scale_source("raise ValueError('nope')"),  # raises
         scale_source("return x * 2 + 1", imports="import ctypes"),  # gate
         FAST,  # correct and much faster than the seed's 16-element slices

@@ -1,7 +1,9 @@
 """The cascade gate: cheap static checks in the engine, before any process starts.
 
-Rejects what is unsafe or walks around the guard (native escapes, process spawning, dynamic code and the
-back doors to it); the sandbox and the dynamic checks catch the rest.
+Rejects what is unsafe or walks around the guard (native escapes, process spawning, threads, dynamic code
+and the back doors to it, frame walking, monkey-patching of imported modules); warns on what is only
+suspicious (side streams, environment reads, file writes, try/except fallbacks to PyTorch). The sandbox and
+the dynamic checks catch the rest.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from dataclasses import dataclass, field
 # Modules whose import alone is refused: native escapes, process control, dynamic import.
 FORBIDDEN_MODULES = {
     "ctypes", "cffi", "subprocess", "multiprocessing", "importlib", "pty", "socket", "signal", "builtins",
-    "resource", "torch.utils.cpp_extension",
+    "resource", "torch.utils.cpp_extension", "threading", "_thread", "concurrent", "asyncio", "gc", "inspect",
+    "pickle", "marshal", "shutil",
 }
 # Calls that run code the gate cannot see.
 FORBIDDEN_NAMES = {"exec", "eval", "compile", "__import__", "breakpoint", "__builtins__"}
@@ -22,7 +25,20 @@ FORBIDDEN_OS_CALLS = {
     "execlpe", "execvp", "execvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve",
     "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp", "_exit", "abort",
 }
-FORBIDDEN_ATTRIBUTES = {"sys.modules"}
+FORBIDDEN_ATTRIBUTES = {
+    "sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "sys.meta_path", "sys.path_hooks",
+    "sys.exit", "sys.addaudithook", "os.environ.__setitem__",
+}
+# Suspicious, not unsafe: reported with the decision.
+SUSPICIOUS_ATTRIBUTES = {
+    "torch.cuda.Stream": "creates a CUDA stream (side-stream work is timed device-wide)",
+    "torch.cuda.stream": "switches CUDA streams (side-stream work is timed device-wide)",
+    "torch.cuda.ExternalStream": "uses an external CUDA stream",
+    "os.environ": "reads the environment",
+    "os.getenv": "reads the environment",
+}
+FRAME_ATTRIBUTES = {"f_back", "f_globals", "f_locals", "gi_frame", "tb_frame", "__globals__", "__code__",
+                    "__subclasses__", "__mro__", "__bases__"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +66,12 @@ class _Checker:
 
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
+        self.warnings: list[str] = []
+
+    def warn(self, node: ast.AST, message: str) -> None:
+        text = f"{message} (line {getattr(node, 'lineno', '?')})"
+        if text not in self.warnings:
+            self.warnings.append(text)
 
     def dotted(self, node: ast.AST) -> str:
         parts = []
@@ -83,13 +105,44 @@ class _Checker:
                 dotted = self.dotted(node)
                 if _forbidden_dotted(dotted):
                     return f"uses {dotted}"
-                if node.attr in FORBIDDEN_NAMES:
+                if node.attr in FORBIDDEN_NAMES or node.attr in FRAME_ATTRIBUTES:
                     return f"reaches {node.attr}"
+                if dotted in SUSPICIOUS_ATTRIBUTES:
+                    self.warn(node, SUSPICIOUS_ATTRIBUTES[dotted])
+            case ast.Assign(targets=targets) | ast.AugAssign(target=ast.Attribute() as targets) | ast.AnnAssign(
+                target=ast.Attribute() as targets
+            ):
+                for target in targets if isinstance(targets, list) else [targets]:
+                    patched = self.patched_module_attribute(target)
+                    if patched:
+                        return f"monkey-patches {patched}"
+            case ast.Call(func=ast.Name(id="setattr" | "delattr"), args=[target, *_]) if self.dotted(target):
+                root = self.dotted(target).split(".")[0]
+                if root in self.aliases.values() or root in self.aliases:
+                    return f"monkey-patches {self.dotted(target)} with {node.func.id}"  # type: ignore[attr-defined]
+            case ast.Call(func=ast.Name(id="open"), args=[_, ast.Constant(value=str(mode)), *_]) if set(mode) & set(
+                "wax+"
+            ):
+                self.warn(node, "writes a file")
+            case ast.Try(handlers=handlers):
+                for handler in handlers:
+                    if any(self.dotted(c.func).startswith("torch") for c in ast.walk(handler)
+                           if isinstance(c, ast.Call)):
+                        self.warn(handler, "try/except falls back to PyTorch: the fallback would be what is timed")
             case ast.Call(func=ast.Name(id="getattr"), args=[_, ast.Constant(value=str(name)), *_]) if (
                 name in FORBIDDEN_NAMES or name in FORBIDDEN_OS_CALLS
             ):
                 return f"reaches {name} through getattr"
         return None
+
+    def patched_module_attribute(self, target: ast.AST) -> str | None:
+        """``torch.allclose = ...`` or ``np.x.y = ...``: an assignment into an imported module's namespace."""
+        if not isinstance(target, ast.Attribute):
+            return None
+        dotted = self.dotted(target)
+        root = dotted.split(".")[0]
+        imported_roots = {a.split(".")[0] for a in self.aliases.values()}
+        return dotted if root in imported_roots and dotted else None
 
 
 def check_source(source: str) -> GateResult:
@@ -110,5 +163,5 @@ def check_source(source: str) -> GateResult:
         for n in tree.body
     )
     if not has_run:
-        return GateResult(False, "no module-level run(*inputs)")
-    return GateResult(True)
+        return GateResult(False, "no module-level run(*inputs)", checker.warnings)
+    return GateResult(True, "", checker.warnings)

@@ -46,6 +46,7 @@ class _Job:
     candidate_path: Path = field(compare=False)
     incumbent_path: Path | None = field(compare=False)
     future: asyncio.Future[CandidateDecided] = field(compare=False)
+    warnings: list[str] = field(compare=False, default_factory=list)
 
 
 class Guard:
@@ -88,12 +89,13 @@ class Guard:
                      incumbent_path: Path | None) -> CandidateDecided:
         """Judge one candidate: the gate now, then the queue; returns the published decision."""
         gate = check_source(source)
-        if not gate.ok:
-            return await self._publish(candidate_id, agent_id, Verdict("REJECT", gate.reason, False), 0.0, {})
         priority = (-1, 0) if incumbent_path is None else (self._submitted[agent_id], next(self._order))
-        self._submitted[agent_id] += 1
         future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future))
+        job = _Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings)
+        if not gate.ok:
+            return await self._publish(job, Verdict("REJECT", gate.reason, False), 0.0, {})
+        self._submitted[agent_id] += 1
+        await self._queue.put(job)
         return await future
 
     async def work(self) -> None:
@@ -151,14 +153,14 @@ class Guard:
                                                  f"confirmation: {second.reason}")
         log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2))
         result = outcome.result or {}
-        return await self._publish(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}),
-                                   phases(outcome.seconds, result), confirmed)
+        return await self._publish(job, verdict, seconds, result.get("device", {}), phases(outcome.seconds, result),
+                                   confirmed)
 
-    async def _publish(self, candidate_id: str, agent_id: str, verdict: Verdict, seconds: float,
-                       device: dict[str, Any], guard_phases: dict[str, float] | None = None,
-                       confirmed: bool | None = None) -> CandidateDecided:
+    async def _publish(self, job: _Job, verdict: Verdict, seconds: float, device: dict[str, Any],
+                       guard_phases: dict[str, float] | None = None, confirmed: bool | None = None) -> CandidateDecided:
         event = CandidateDecided(
-            candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision, reason=verdict.reason,
+            candidate_id=job.candidate_id, agent_id=job.agent_id, decision=verdict.decision, reason=verdict.reason,
+            warnings=job.warnings,
             correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
             vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
             confirmed=confirmed, workloads=list(verdict.workloads),

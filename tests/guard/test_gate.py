@@ -143,3 +143,48 @@ def test_rejects_os_system_through_an_alias() -> None:
                                      "from builtins import exec as e\ne('x = 1')"])
 def test_rejects_exec_through_builtins(snippet: str) -> None:
     assert not check_source(snippet + RUN).ok
+
+
+RUN = "\n\ndef run(x):\n    return x\n"
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\ntorch.allclose = lambda *a, **k: True", "monkey-patches torch.allclose"),
+        ("import time\ntime.perf_counter_ns = lambda: 0", "monkey-patches time.perf_counter_ns"),
+        ("import torch as t\nt.cuda.synchronize = print", "monkey-patches torch.cuda.synchronize"),
+        ("import torch\nsetattr(torch.cuda, 'synchronize', print)", "monkey-patches torch.cuda"),
+        ("import threading", "imports threading"),
+        ("from concurrent.futures import ThreadPoolExecutor", "concurrent"),
+        ("import gc", "imports gc"),
+        ("import sys\nframe = sys._getframe(1)", "sys._getframe"),
+        ("def f():\n    return f.__globals__", "__globals__"),
+        ("x = ().__class__.__mro__", "__mro__"),
+        ("import sys\nsys.exit(0)", "sys.exit"),
+    ],
+)
+def test_rejects_patching_threads_and_frame_walking(snippet: str, needle: str) -> None:
+    result = check_source(snippet + RUN)
+    assert not result.ok and needle in result.reason
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\ns = torch.cuda.Stream()", "CUDA stream"),
+        ("import os\nkey = os.environ.get('X')", "environment"),
+        ("f = open('out.txt', 'w')", "writes a file"),
+        ("import torch\ntry:\n    y = 1\nexcept Exception:\n    y = torch.softmax(torch.ones(1), 0)",
+         "falls back to PyTorch"),
+    ],
+)
+def test_warns_on_suspicious_but_allowed_code(snippet: str, needle: str) -> None:
+    result = check_source(snippet + RUN)
+    assert result.ok
+    assert any(needle in w for w in result.warnings), result.warnings
+
+
+def test_plain_attribute_assignment_on_own_objects_is_fine() -> None:
+    source = "import torch\n\nclass Box:\n    pass\n\nbox = Box()\nbox.value = 3\n" + RUN
+    assert check_source(source).ok and not check_source(source).warnings
