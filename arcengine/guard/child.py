@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from time import perf_counter
 from types import ModuleType
+from typing import NoReturn
 
 import torch
 
@@ -530,14 +531,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m arcengine.guard.child SPEC.json", file=sys.stderr)
         return 2
-    try:
-        raw = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-        result_path = str(raw["result"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"unreadable spec {args[0]}: {exc}", file=sys.stderr)
-        return 2
     if argv is None:
         del sys.argv[1:]  # defence in depth: candidate code has no business finding the spec
+    return run_spec_file(args[0])
+
+
+def run_spec_file(spec_path: str) -> int:
+    """Judge the spec at `spec_path` and write its result; main's exit codes.
+
+    Shared by ``python -m arcengine.guard.child`` and the zygote's forked children, so both run the same code.
+    """
+    try:
+        raw = json.loads(Path(spec_path).read_text(encoding="utf-8"))
+        result_path = str(raw["result"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"unreadable spec {spec_path}: {exc}", file=sys.stderr)
+        return 2
     try:
         spec = parse_spec(raw)
     except SpecError as exc:
@@ -551,10 +560,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def exit_now(code: int) -> NoReturn:
+    """Flush and leave without interpreter teardown.
+
+    Atexit hooks registered by candidate code and a CUDA context that the candidate may have killed must not
+    turn a written verdict into a crash, or into a forged one: a candidate that broke sys.stdout must not get
+    an exception out of here, and with it the interpreter's exit and its atexit hooks.
+    """
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
+
+
 if __name__ == "__main__":
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Skip interpreter teardown: atexit hooks registered by candidate code and a CUDA context that the
-    # candidate may have killed must not turn a written verdict into a crash.
-    os._exit(code)
+    exit_now(main())

@@ -1,27 +1,40 @@
-"""Run one guard child: a fresh process in its own session and temporary directory, with a scrubbed
+"""Run one guard child: a process in its own session and temporary directory, with a scrubbed
 environment, CPU and wall-clock limits, and the whole process group killed when it overruns.
 
-Whatever the child does (crash, hang, exit, forge nothing, write nothing), the caller gets a
-``ChildOutcome``, never an exception.
+Two ways to get that process. ``run_child`` alone spawns ``python -m arcengine.guard.child`` cold (seconds
+of torch and triton imports per candidate). A ``ChildLauncher`` owns a zygote (arcengine.guard.zygote): a
+warm parent, scrubbed like a child, that has imported them once and forks one child per spec; it falls back
+to the cold spawn whenever the zygote cannot serve.
+
+Whatever the child does (crash, hang, exit, forge nothing, write nothing), and whatever happens to the
+zygote, the caller gets a ``ChildOutcome``, never an exception.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import anyio
+import structlog
+from anyio.abc import Process, TaskGroup
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,6 +44,18 @@ _ALLOWED = re.compile(
     r"|TRITON_[A-Z_]+|OMP_NUM_THREADS|MKL_NUM_THREADS|OPENBLAS_[A-Z_]+|CC|CXX|PYTORCH_[A-Z_]+)$"
 )
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+# Variables read only after the fork (knobs, CUDA init, paths): a request may set them freely. Any other
+# difference from the zygote's environment (OMP_NUM_THREADS, LD_LIBRARY_PATH...) was consumed when the zygote
+# started, so such a request is spawned cold.
+# Variables a forked child may set for itself; anything else must match the zygote's. TRITON_INTERPRET is not
+# among them: Triton settles interpreter or compiler while the zygote imports it.
+_AFTER_FORK_ENV = re.compile(r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+)$")
+
+log = structlog.get_logger()
+
+ZYGOTE_START_TIMEOUT_S = 120.0  # torch imports on a cold file system can be slow
+_REPLY_WAIT_S = 60.0  # a SIGKILLed CUDA process can take a while to be torn down and reaped
+_CLOSE_WAIT_S = 30.0
 
 
 def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -78,55 +103,433 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+# ---------------------------------------------------------------- files and outcome
+
+
+@dataclass(frozen=True)
+class _Files:
+    root: Path
+    workdir: Path
+    spec: Path
+    result: Path
+    stderr: Path
+
+
+@contextlib.contextmanager
+def _child_files(spec: dict[str, Any]) -> Iterator[_Files]:
+    """A private directory with the spec (its ``result`` path filled in) and an empty working directory."""
+    with tempfile.TemporaryDirectory(prefix="arcengine-guard-") as tmp:
+        root = Path(tmp)
+        files = _Files(root, root / "work", root / "spec.json", root / "result.json", root / "stderr.txt")
+        files.workdir.mkdir()
+        files.spec.write_text(json.dumps({**spec, "result": str(files.result)}))
+        yield files
+
+
+def _outcome(files: _Files, returncode: int | None, timed_out: bool, seconds: float, note: str = "") -> ChildOutcome:
+    result = None
+    if not timed_out:
+        try:
+            result = json.loads(files.result.read_text())
+        except (OSError, ValueError):
+            result = None
+    try:
+        tail = files.stderr.read_text(errors="replace")
+    except OSError:  # a forked child that died before opening it
+        tail = ""
+    if note:
+        tail = f"{tail.rstrip()}\n{note}\n".lstrip()
+    return ChildOutcome(result, None if timed_out else returncode, timed_out, seconds, tail[-4000:])
+
+
+def _cpu_limit(timeout_s: float) -> int:
+    """CPU seconds: all cores for the whole wall budget, plus slack."""
+    return int(timeout_s * (os.cpu_count() or 1)) + 30
+
+
+def _limits(timeout_s: float) -> dict[str, int]:
+    """Resource limits of a child, by ``resource`` name; both launch paths apply exactly these."""
+    return {"RLIMIT_CPU": _cpu_limit(timeout_s), "RLIMIT_CORE": 0}
+
+
+# ---------------------------------------------------------------- cold spawn
+
+
 async def run_child(
     spec: dict[str, Any],
     *,
     device: str,
     timeout_s: float,
     env_extra: dict[str, str] | None = None,
+    launcher: ChildLauncher | None = None,
 ) -> ChildOutcome:
-    """Run ``python -m arcengine.guard.child`` on ``spec`` (its ``result`` path is filled in here)."""
-    with tempfile.TemporaryDirectory(prefix="arcengine-guard-") as tmp:
-        root = Path(tmp)
-        workdir = root / "work"
-        workdir.mkdir()
-        spec = {**spec, "result": str(root / "result.json")}
-        spec_path = root / "spec.json"
-        spec_path.write_text(json.dumps(spec))
-        stderr_path = root / "stderr.txt"
-        started = time.monotonic()
-        timed_out = False
-        with stderr_path.open("wb") as stderr:
-            process = await anyio.open_process(
-                [sys.executable, "-m", "arcengine.guard.child", str(spec_path)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, cwd=workdir,
-                env=scrubbed_environment(device, workdir, env_extra), start_new_session=True,
-            )
-            try:
-                _limit_resources(process.pid, timeout_s)
-                with anyio.move_on_after(timeout_s) as scope:
-                    await process.wait()
-                timed_out = scope.cancelled_caught
-            finally:
-                _kill_group(process.pid)  # also reaps helpers the candidate left behind
-                with anyio.CancelScope(shield=True):
-                    await process.wait()
-        seconds = time.monotonic() - started
-        result = None
-        if not timed_out:
-            try:
-                result = json.loads((root / "result.json").read_text())
-            except (OSError, ValueError):
-                result = None
-        tail = stderr_path.read_text(errors="replace")[-4000:]
-        return ChildOutcome(result, None if timed_out else process.returncode, timed_out, seconds, tail)
+    """Run ``python -m arcengine.guard.child`` on ``spec`` (its ``result`` path is filled in here).
+
+    With a ``launcher``, the child is forked by its zygote; without one, it is spawned cold.
+    """
+    if launcher is not None:
+        return await launcher.run(spec, device=device, timeout_s=timeout_s, env_extra=env_extra)
+    with _child_files(spec) as files:
+        return await _run_cold(files, scrubbed_environment(device, files.workdir, env_extra), timeout_s)
+
+
+async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float) -> ChildOutcome:
+    started = time.monotonic()
+    timed_out = False
+    with files.stderr.open("wb") as stderr:
+        process = await anyio.open_process(
+            [sys.executable, "-m", "arcengine.guard.child", str(files.spec)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, cwd=files.workdir,
+            env=env, start_new_session=True,
+        )
+        try:
+            _limit_resources(process.pid, timeout_s)
+            with anyio.move_on_after(timeout_s) as scope:
+                await process.wait()
+            timed_out = scope.cancelled_caught
+        finally:
+            _kill_group(process.pid)  # also reaps helpers the candidate left behind
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+    return _outcome(files, process.returncode, timed_out, time.monotonic() - started)
 
 
 def _limit_resources(pid: int, timeout_s: float) -> None:
     """CPU time bounded (all cores for the whole wall budget, plus slack); no core dumps."""
-    cpu = int(timeout_s * (os.cpu_count() or 1)) + 30
     try:
-        resource.prlimit(pid, resource.RLIMIT_CPU, (cpu, cpu))
-        resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
+        for name, value in _limits(timeout_s).items():
+            resource.prlimit(pid, getattr(resource, name), (value, value))
     except (ProcessLookupError, PermissionError, OSError):
         pass  # the child already ended, or the OS refuses: the wall clock still bounds it
+
+
+# ---------------------------------------------------------------- the zygote, engine side
+
+
+class ZygoteUnavailable(Exception):
+    """The zygote could not start or refused to serve; the launcher spawns cold instead."""
+
+
+def _zygote_command() -> list[str]:
+    return [sys.executable, "-m", "arcengine.guard.zygote", "--parent", str(os.getpid())]
+
+
+def _fixed_at_start(env: dict[str, str]) -> dict[str, str]:
+    return {key: value for key, value in env.items() if not _AFTER_FORK_ENV.match(key)}
+
+
+@dataclass
+class _Request:
+    ident: int
+    pid: int | None = None
+    returncode: int | None = None
+    error: str | None = None
+    started: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+    def abandon(self, reason: str) -> None:
+        if not self.done.is_set():
+            self.error = reason
+            self.started.set()
+            self.done.set()
+
+
+class _Zygote:
+    """One zygote process: requests out on its stdin, replies in on its stdout (read by `read_replies`)."""
+
+    def __init__(self, process: Process, env: dict[str, str], home: Path) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self.pid = process.pid
+        self.env = env
+        self.home = home
+        self.dead = False
+        self.reason: str | None = None
+        self.pending: dict[int, _Request] = {}
+        self._ids = itertools.count(1)
+        self._stdin = process.stdin
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self._write_lock = anyio.Lock()
+
+    @classmethod
+    async def start(cls, timeout_s: float, device: str) -> _Zygote:
+        home = Path(tempfile.mkdtemp(prefix="arcengine-zygote-"))
+        env = scrubbed_environment(device, home)
+        try:
+            with (home / "zygote.log").open("wb") as stderr:
+                process = await anyio.open_process(
+                    _zygote_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=home,
+                    env=env, start_new_session=True,
+                )
+        except OSError as exc:
+            shutil.rmtree(home, ignore_errors=True)
+            raise ZygoteUnavailable(f"zygote failed to spawn: {exc}") from exc
+        zygote = cls(process, env, home)
+        try:
+            with contextlib.suppress(OSError):
+                resource.prlimit(process.pid, resource.RLIMIT_CORE, (0, 0))
+            with anyio.fail_after(timeout_s):
+                hello = await zygote._receive()
+            refusal = _refusal(hello, process.pid)
+            if refusal is not None:
+                raise ZygoteUnavailable(refusal)
+        except BaseException as exc:
+            await zygote.close()
+            if isinstance(exc, ZygoteUnavailable):
+                raise
+            if isinstance(exc, TimeoutError):
+                raise ZygoteUnavailable(f"zygote not ready after {timeout_s:.0f} s") from exc
+            if isinstance(exc, Exception):
+                raise ZygoteUnavailable(f"zygote failed to start ({type(exc).__name__}){zygote.log_tail()}") from exc
+            raise  # cancelled: the zygote is already gone
+        return zygote
+
+    def log_tail(self) -> str:
+        try:
+            return _last_line((self.home / "zygote.log").read_text(errors="replace")[-4000:])
+        except OSError:
+            return ""
+
+    def compatible(self, env: dict[str, str]) -> str | None:
+        """Why a child with `env` cannot be forked from this zygote, or None."""
+        want, have = _fixed_at_start(env), _fixed_at_start(self.env)
+        differs = sorted(key for key in want.keys() | have.keys() if want.get(key) != have.get(key))
+        return f"variables read at import differ from the zygote's: {', '.join(differs)}" if differs else None
+
+    # ------------------------------------------------------------ protocol
+
+    async def _receive(self) -> dict[str, Any]:
+        message = json.loads(await self._stdout.receive_until(b"\n", 1 << 20))
+        if not isinstance(message, dict):
+            raise ValueError(f"not a JSON object: {message!r}")
+        return message
+
+    async def read_replies(self) -> None:
+        """The reader task: route replies to requests until the zygote's stdout closes."""
+        try:
+            while True:
+                self._dispatch(await self._receive())
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            with anyio.move_on_after(5):
+                await self.process.wait()
+            self._die(f"the guard's zygote (pid {self.pid}) died (exit status {self.process.returncode})"
+                      f"{self.log_tail()}")
+        except Exception as exc:  # garbage on the pipe: never trust this zygote again
+            self._die(f"the guard's zygote (pid {self.pid}) broke the protocol: {type(exc).__name__}: {exc}")
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+        finally:
+            self._die("the launcher closed")  # cancelled: no-op if already dead
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        request = self.pending.get(message.get("id"))  # type: ignore[arg-type]
+        event = message.get("event")
+        if request is None:
+            if event == "error":
+                log.warning("guard.zygote_error", error=message.get("error"))
+            return
+        if event in ("started", "exited"):
+            request.pid = int(message["pid"])
+            request.started.set()
+        if event == "exited":
+            request.returncode = int(message["returncode"])
+            request.done.set()
+        elif event == "error":
+            request.abandon(str(message.get("error")))
+
+    def _die(self, reason: str) -> None:
+        if self.dead:
+            return
+        self.dead, self.reason = True, reason
+        for request in self.pending.values():
+            if request.pid is not None and not request.done.is_set():
+                _kill_group(request.pid)  # nobody can report its exit any more
+            request.abandon(reason)
+
+    async def _send(self, message: dict[str, Any]) -> bool:
+        try:
+            async with self._write_lock:
+                await self._stdin.send((json.dumps(message) + "\n").encode())
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._die(f"the guard's zygote (pid {self.pid}) stopped reading requests: {type(exc).__name__}")
+            return False
+        return True
+
+    # ------------------------------------------------------------ one child
+
+    async def run(self, files: _Files, env: dict[str, str], timeout_s: float) -> ChildOutcome | None:
+        """The child's outcome, or None when no child was started (the caller spawns it cold)."""
+        if self.dead:
+            return None
+        request = _Request(next(self._ids))
+        self.pending[request.ident] = request
+        message = {"op": "spawn", "id": request.ident, "spec": str(files.spec), "cwd": str(files.workdir),
+                   "stderr": str(files.stderr), "env": env, "limits": _limits(timeout_s)}
+        started = time.monotonic()
+        timed_out = False
+        try:
+            if not await self._send(message):
+                request.abandon(self.reason or "the zygote is gone")
+            with anyio.move_on_after(timeout_s) as scope:
+                await request.done.wait()
+            timed_out = scope.cancelled_caught
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._finish(request)
+            del self.pending[request.ident]
+        seconds = time.monotonic() - started
+        if request.pid is None:
+            return None
+        if request.returncode is None and not timed_out:  # the zygote died while the child ran
+            return _outcome(files, None, False, seconds, f"arcengine: {request.error}; the child's group was killed")
+        return _outcome(files, request.returncode, timed_out, seconds)
+
+    async def _finish(self, request: _Request) -> None:
+        """Kill the child's group (leftover helpers included) and wait until the zygote has reaped it."""
+        with anyio.move_on_after(_REPLY_WAIT_S):
+            await request.started.wait()
+        if request.pid is not None:
+            _kill_group(request.pid)
+        with anyio.move_on_after(_REPLY_WAIT_S):
+            await request.done.wait()
+        if not request.done.is_set():  # a zygote that stops answering is replaced
+            self._die(f"the guard's zygote (pid {self.pid}) stopped answering")
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+
+    async def close(self) -> None:
+        """EOF asks the zygote to kill its children and leave; SIGKILL if it does not. Never raises."""
+        with anyio.CancelScope(shield=True):
+            for request in self.pending.values():
+                if request.pid is not None:
+                    _kill_group(request.pid)
+            with contextlib.suppress(Exception):
+                await self._stdin.aclose()
+            with anyio.move_on_after(_CLOSE_WAIT_S):
+                await self.process.wait()
+            if self.process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+                await self.process.wait()
+            self._die("the launcher closed")
+            with contextlib.suppress(Exception):
+                await self.process.aclose()
+            shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _refusal(hello: dict[str, Any], pid: int) -> str | None:
+    """Why a zygote's hello disqualifies it, or None."""
+    if hello.get("event") != "ready" or hello.get("pid") != pid:
+        return f"unexpected hello from the zygote: {hello!r}"[:300]
+    failed = hello.get("failed") or {}
+    if "arcengine.guard.child" in failed:
+        return f"zygote could not import the guard child: {failed['arcengine.guard.child']}"
+    if hello.get("cuda_initialized"):
+        return "CUDA was initialised in the zygote before any fork"
+    if hello.get("libcuda_loaded"):
+        return "the CUDA driver library was loaded in the zygote before any fork"
+    return None
+
+
+# ---------------------------------------------------------------- the launcher
+
+
+class ChildLauncher:
+    """Runs guard children through a warm zygote, cold when it cannot.
+
+    Use as ``async with ChildLauncher() as launcher: outcome = await launcher.run(spec, ...)``. The zygote starts
+    with the first ``run`` (or ``start``), is replaced transparently when it dies, and is killed with its
+    children when the block exits, cancellation included. Concurrent ``run`` calls share the zygote.
+    """
+
+    def __init__(self, device: str = "cpu", *, use_zygote: bool = True,
+                 start_timeout_s: float = ZYGOTE_START_TIMEOUT_S) -> None:
+        self.device = device  # the zygote imports Triton in this device's mode (interpreter on the CPU)
+        self.start_timeout_s = start_timeout_s
+        self.cold_reason: str | None = None if use_zygote else "the zygote is disabled"
+        self.launches: Counter[str] = Counter()  # "zygote" / "cold"
+        self._disabled = not use_zygote
+        self._zygote: _Zygote | None = None
+        self._lock = anyio.Lock()
+        self._tasks: TaskGroup | None = None
+
+    @property
+    def zygote_pid(self) -> int | None:
+        """The live zygote's pid, if there is one."""
+        zygote = self._zygote
+        return zygote.pid if zygote is not None and not zygote.dead else None
+
+    async def __aenter__(self) -> ChildLauncher:
+        self._tasks = anyio.create_task_group()
+        await self._tasks.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._tasks is not None
+        tasks, self._tasks = self._tasks, None
+        try:
+            await self._close_zygote()
+        finally:
+            tasks.cancel_scope.cancel()  # the reader tasks
+            handled = await tasks.__aexit__(exc_type, exc, tb)
+        return handled
+
+    async def start(self) -> bool:
+        """Start the zygote now rather than with the first child; whether it is serving."""
+        return await self._serving() is not None
+
+    async def run(
+        self,
+        spec: dict[str, Any],
+        *,
+        device: str,
+        timeout_s: float,
+        env_extra: dict[str, str] | None = None,
+    ) -> ChildOutcome:
+        """What ``run_child`` returns, for a child forked by the zygote (or spawned cold when it cannot)."""
+        with _child_files(spec) as files:
+            env = scrubbed_environment(device, files.workdir, env_extra)
+            zygote = await self._serving()
+            reason = zygote.compatible(env) if zygote is not None else None
+            if zygote is not None and reason is None:
+                outcome = await zygote.run(files, env, timeout_s)
+                if outcome is not None:
+                    self.launches["zygote"] += 1
+                    return outcome
+                reason = zygote.reason or "the zygote did not start the child"
+            if reason is not None:
+                log.info("guard.cold_spawn", reason=reason)
+            self.launches["cold"] += 1
+            return await _run_cold(files, env, timeout_s)
+
+    async def _serving(self) -> _Zygote | None:
+        """The live zygote, started or restarted as needed; None when children must be spawned cold."""
+        if self._tasks is None:
+            raise RuntimeError("enter the launcher (async with ChildLauncher() as launcher) before running children")
+        async with self._lock:
+            if self._disabled:
+                return None
+            zygote = self._zygote
+            if zygote is not None and zygote.dead:
+                log.warning("guard.zygote_restart", reason=zygote.reason)
+                self._zygote = None
+                await zygote.close()
+                zygote = None
+            if zygote is None:
+                try:
+                    zygote = await _Zygote.start(self.start_timeout_s, self.device)
+                except ZygoteUnavailable as exc:  # it would fail the same way again: cold from now on
+                    self._disabled, self.cold_reason = True, str(exc)
+                    log.warning("guard.zygote_unavailable", reason=str(exc))
+                    return None
+                self._zygote = zygote
+                self._tasks.start_soon(zygote.read_replies)
+            return zygote
+
+    async def _close_zygote(self) -> None:
+        with anyio.CancelScope(shield=True):
+            zygote, self._zygote = self._zygote, None
+            if zygote is not None:
+                await zygote.close()

@@ -18,7 +18,7 @@ from arcengine.bus import Bus
 from arcengine.events import CandidateDecided, DeviceProfiled
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
-from arcengine.guard.sandbox import ChildOutcome, run_child
+from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, run_child
 from arcengine.problem import Problem, Workload
 
 log = structlog.get_logger()
@@ -99,11 +99,16 @@ class Guard:
         return await future
 
     async def work(self) -> None:
-        """A worker: drain the queue forever (run one per device; cancel to stop)."""
+        """A worker: drain the queue forever (run one per device; cancel to stop). Its children are forked
+        from its own warm parent, so torch is imported once per worker, not once per candidate."""
+        async with ChildLauncher(self.device) as launcher:
+            await self._drain(launcher)
+
+    async def _drain(self, launcher: ChildLauncher) -> None:
         while True:
             job = await self._queue.get()
             try:
-                decided = await self._evaluate(job)
+                decided = await self._evaluate(job, launcher)
             except BaseException as error:
                 if not job.future.done():
                     job.future.set_exception(error if isinstance(error, Exception) else asyncio.CancelledError())
@@ -125,10 +130,10 @@ class Guard:
             "rng_seed": self.rng_seed + job.priority[1],
         }
 
-    async def _run_once(self, job: _Job, attempt: int) -> tuple[Verdict, ChildOutcome]:
+    async def _run_once(self, job: _Job, launcher: ChildLauncher, attempt: int) -> tuple[Verdict, ChildOutcome]:
         spec = self._spec(job)
         spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
-        outcome = await run_child(spec, device=self.device, timeout_s=self.timeout_s, env_extra=self._env)
+        outcome = await launcher.run(spec, device=self.device, timeout_s=self.timeout_s, env_extra=self._env)
         failure = outcome.failure()
         result = outcome.result or {}
         if failure is None and not result.get("ok", False):
@@ -139,13 +144,13 @@ class Guard:
                         has_incumbent=job.incumbent_path is not None)
         return verdict, outcome
 
-    async def _evaluate(self, job: _Job) -> CandidateDecided:
-        verdict, outcome = await self._run_once(job, attempt=0)
+    async def _evaluate(self, job: _Job, launcher: ChildLauncher) -> CandidateDecided:
+        verdict, outcome = await self._run_once(job, launcher, attempt=0)
         seconds = outcome.seconds
         confirmed = None
         if verdict.decision == "KEEP" and job.incumbent_path is not None:
             # A KEEP must survive a second, fresh child: one process's luck is not a result.
-            second, again = await self._run_once(job, attempt=1)
+            second, again = await self._run_once(job, launcher, attempt=1)
             seconds += again.seconds
             confirmed = second.decision == "KEEP"
             if not confirmed:
