@@ -13,6 +13,7 @@ zygote, the caller gets a ``ChildOutcome``, never an exception.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -56,6 +57,23 @@ log = structlog.get_logger()
 ZYGOTE_START_TIMEOUT_S = 120.0  # torch imports on a cold file system can be slow
 _REPLY_WAIT_S = 60.0  # a SIGKILLed CUDA process can take a while to be torn down and reaped
 _CLOSE_WAIT_S = 30.0
+
+
+@functools.cache
+def network_isolation() -> tuple[str, ...]:
+    """``unshare --net --`` where this user may make a network namespace (root, usually), so guard children
+    have no network; empty where the OS refuses (the README says what isolation is left then).
+
+    unshare execs the command in place: the pid, and so the process group the engine kills, is unchanged.
+    """
+    tool = shutil.which("unshare")
+    if tool is None:
+        return ()
+    try:
+        probe = subprocess.run([tool, "--net", "--", "true"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return (tool, "--net", "--") if probe.returncode == 0 else ()
 
 
 def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -178,7 +196,7 @@ async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float) -> Chi
     timed_out = False
     with files.stderr.open("wb") as stderr:
         process = await anyio.open_process(
-            [sys.executable, "-m", "arcengine.guard.child", str(files.spec)],
+            [*network_isolation(), sys.executable, "-m", "arcengine.guard.child", str(files.spec)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, cwd=files.workdir,
             env=env, start_new_session=True,
         )
@@ -211,7 +229,7 @@ class ZygoteUnavailable(Exception):
 
 
 def _zygote_command() -> list[str]:
-    return [sys.executable, "-m", "arcengine.guard.zygote", "--parent", str(os.getpid())]
+    return [*network_isolation(), sys.executable, "-m", "arcengine.guard.zygote", "--parent", str(os.getpid())]
 
 
 def _fixed_at_start(env: dict[str, str]) -> dict[str, str]:

@@ -1,0 +1,62 @@
+"""The sandbox around a guard child: environment, network and process-group isolation (real processes)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from arcengine.guard.sandbox import ChildLauncher, network_isolation, scrubbed_environment
+from tests.conftest import SCALE, scale_source
+
+
+def _spec(candidate: Path) -> dict[str, object]:
+    return {
+        "mode": "evaluate", "device": "cpu", "reference": str(SCALE / "reference.py"), "candidate": str(candidate),
+        "incumbent": None, "workloads": [{"index": 0, "axes": {"N": 64}, "held_out": False}],
+        "tolerance": {"atol": 1e-5, "rtol": 1e-5, "matched_ratio": 0.999}, "seeds": [0],
+        "timing": {"warmup": 1, "min_reps": 2, "max_reps": 3, "pool": 2},
+    }
+
+
+def test_environment_keeps_no_secrets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-canary")
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "canary")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    env = scrubbed_environment("cpu", tmp_path)
+    assert "ANTHROPIC_API_KEY" not in env and "MY_SERVICE_TOKEN" not in env
+    assert "canary" not in "".join(env.values())
+    assert env["CUDA_VISIBLE_DEVICES"] == "0" and env["TRITON_INTERPRET"] == "1"
+    assert env["HOME"] == str(tmp_path)
+
+
+@pytest.mark.skipif(not network_isolation(), reason="this user cannot create a network namespace")
+@pytest.mark.parametrize("zygote", [True, False])
+async def test_child_has_no_network(tmp_path: Path, zygote: bool) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    connections: list[object] = []
+    server.settimeout(30)
+    listener = threading.Thread(target=lambda: connections.append(_accept(server)), daemon=True)
+    listener.start()
+    candidate = tmp_path / "net.py"
+    candidate.write_text(scale_source(
+        f"import urllib.request\nurllib.request.urlopen('http://127.0.0.1:{port}/', timeout=5)\nreturn x * 2 + 1",
+        imports="import torch"))
+    async with ChildLauncher("cpu", use_zygote=zygote) as launcher:
+        outcome = await launcher.run(_spec(candidate), device="cpu", timeout_s=120)
+    server.close()
+    assert outcome.result is not None, outcome.stderr_tail
+    assert not outcome.result["correct"]
+    assert "unreachable" in outcome.result["failure"].lower() or "errno 101" in outcome.result["failure"].lower()
+    assert connections in ([], [None])
+
+
+def _accept(server: socket.socket) -> object | None:
+    try:
+        return server.accept()
+    except OSError:
+        return None
+
