@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 SHIPPED_PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
+# Input distributions of the correctness gate (arcengine.guard.distributions); a problem may add its own.
+DEFAULT_DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed", "large", "small")
 
 
 class ProblemError(Exception):
@@ -47,6 +49,8 @@ class Problem:
     cpu_workloads: list[Workload]  # small shapes for CPU campaigns
     flops_expr: str
     bytes_expr: str
+    distributions: tuple[str, ...] = DEFAULT_DISTRIBUTIONS
+    deterministic: bool = True  # candidates must give the same bits twice on the same inputs
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -173,6 +177,8 @@ def load_problem(spec: str | Path) -> Problem:
             cpu_workloads=_workloads(data.get("cpu_workloads"), dtype, f"{toml_path}:cpu_workloads"),
             flops_expr=str(sol["flops"]),
             bytes_expr=str(sol["bytes"]),
+            distributions=tuple(str(d) for d in data.get("distributions", DEFAULT_DISTRIBUTIONS)),
+            deterministic=bool(data.get("deterministic", True)),
         )
     except KeyError as error:
         raise ProblemError(f"{toml_path}: missing key {error.args[0]!r}") from None

@@ -29,7 +29,7 @@ from typing import NoReturn
 
 import torch
 
-from arcengine.guard import ceilings, correctness, timing
+from arcengine.guard import ceilings, correctness, distributions, timing
 from arcengine.guard.correctness import Comparison, Tolerance, describe_exception
 from arcengine.guard.timing import CallError, TimingConfig
 
@@ -78,6 +78,8 @@ class Spec:
     seeds: tuple[int, ...] = (0,)
     timing: TimingConfig = field(default_factory=TimingConfig)
     rng_seed: int = 0
+    distributions: tuple[str, ...] = ("normal",)
+    deterministic: bool = True  # two runs on the same inputs must agree bit for bit
 
 
 def parse_spec(raw: Mapping[str, object]) -> Spec:
@@ -116,6 +118,8 @@ def _parse(raw: Mapping[str, object]) -> Spec:
         seeds=seeds,
         timing=TimingConfig.from_dict(raw.get("timing") or {}),  # type: ignore[arg-type]
         rng_seed=int(raw.get("rng_seed", _stable_seed(workloads, seeds))),  # type: ignore[arg-type]
+        distributions=tuple(str(d) for d in raw.get("distributions") or ("normal",)),  # type: ignore[attr-defined]
+        deterministic=bool(raw.get("deterministic", True)),
     )
 
 
@@ -307,7 +311,7 @@ class Evaluation:
         return True
 
     def _make_seal(self) -> correctness.HarnessSeal:
-        seal = correctness.default_seal([correctness, timing, ceilings, sys.modules[__name__]])
+        seal = correctness.default_seal([correctness, timing, ceilings, distributions, sys.modules[__name__]])
         assert self.reference is not None
         seal.watch_module(self.reference, ("make_inputs", "run"))
         incumbent = sys.modules.get(MODULE_NAMES["incumbent"])
@@ -326,18 +330,20 @@ class Evaluation:
         for workload in self.spec.workloads:
             record = WorkloadRecord(index=workload.index, held_out=workload.held_out)
             self.records.append(record)
-            for seed in self.spec.seeds:
-                failure = self._check_case(workload, seed, record)
+            for case, (seed, distribution) in enumerate(distributions.assign(self.spec.seeds, self.spec.distributions)):
+                failure = self._check_case(workload, seed, distribution, record, twice=case == 0)
                 if failure is not None:
                     record.failure = failure
-                    self._fail(f"{workload.label} seed {seed}: {failure}", workload)
+                    self._fail(f"{workload.label} seed {seed} ({distribution} inputs): {failure}", workload)
                     return False
             record.correct = True
         return True
 
-    def _check_case(self, workload: Workload, seed: int, record: WorkloadRecord) -> str | None:
-        """Run reference and candidate on one seed's inputs; the failure reason or None."""
-        inputs = self._make_inputs(workload, seed)
+    def _check_case(self, workload: Workload, seed: int, distribution: str, record: WorkloadRecord,
+                    twice: bool) -> str | None:
+        """Run reference and candidate on one seed's inputs; the failure reason or None. With ``twice`` the
+        candidate runs again on a fresh copy of the same inputs and must give the same bits."""
+        inputs = self._make_inputs(workload, seed, distribution)
         pristine = correctness.snapshot_inputs(inputs)
         expected = self._reference_run(correctness.snapshot_inputs(inputs))
         self._sync()
@@ -350,7 +356,21 @@ class Evaluation:
             return failure
         comparison = correctness.compare_outputs(out, expected, self.spec.tolerance)
         record.absorb(comparison)
-        return comparison.failure or correctness.verify_inputs(inputs, pristine)
+        failure = comparison.failure or correctness.verify_inputs(inputs, pristine)
+        if failure is None and twice and self.spec.deterministic:
+            failure = self._check_determinism(out, pristine)
+        return failure
+
+    def _check_determinism(self, first: object, pristine: list[object]) -> str | None:
+        again, failure = self._call_candidate(correctness.snapshot_inputs(pristine))
+        if failure is not None:
+            return f"second run on the same inputs: {failure}"
+        first_tensors, again_tensors = correctness.output_tensors(first), correctness.output_tensors(again)
+        if len(first_tensors) != len(again_tensors) or not all(
+            correctness.bitwise_equal(a, b) for a, b in zip(first_tensors, again_tensors, strict=True)
+        ):
+            return "nondeterministic: two runs on the same inputs gave different bits"
+        return None
 
     def _call_candidate(self, inputs: Sequence[object]) -> tuple[object, str | None]:
         assert self.candidate_run is not None
@@ -441,11 +461,11 @@ class Evaluation:
 
     # ------------------------------------------------------------ helpers
 
-    def _make_inputs(self, workload: Workload, seed: int) -> tuple[object, ...]:
+    def _make_inputs(self, workload: Workload, seed: int, distribution: str = "normal") -> tuple[object, ...]:
         assert self.reference is not None
         generator = torch.Generator(device=self.device).manual_seed(seed)
-        inputs = self.reference.make_inputs(dict(workload.axes), generator, self.device)
-        return tuple(inputs) if isinstance(inputs, tuple | list) else (inputs,)
+        return distributions.make_inputs(self.reference.make_inputs, dict(workload.axes), generator, self.device,
+                                         distribution)
 
     def _reference_run(self, inputs: Sequence[object]) -> object:
         assert self.reference is not None

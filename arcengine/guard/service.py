@@ -126,6 +126,8 @@ class Guard:
             "workloads": [{"index": w.index, "axes": w.axes, "held_out": w.held_out} for w in self.workloads],
             "tolerance": vars(self.problem.tolerance),
             "seeds": list(range(self.seeds)),
+            "distributions": list(self.problem.distributions),
+            "deterministic": self.problem.deterministic,
             "timing": TIMING[self.device],
             "rng_seed": self.rng_seed + job.priority[1],
         }

@@ -93,6 +93,7 @@ def _evaluate(
     incumbent: str | None = None,
     workloads: list[dict[str, Any]] | None = None,
     device: str = "cpu",
+    **spec_extra: Any,
 ) -> dict[str, Any]:
     paths = {}
     for name, source in (("reference", reference), ("candidate", candidate), ("incumbent", incumbent)):
@@ -109,6 +110,7 @@ def _evaluate(
         "tolerance": {"atol": 0.01, "rtol": 0.01, "matched_ratio": 0.999},
         "seeds": [0, 1],
         "timing": FAST_TIMING,
+        **spec_extra,
     }
     result, _ = _run_child(tmp_path, spec)
     return result
@@ -328,7 +330,7 @@ def test_triton_candidate_passes_in_interpreter(tmp_path: Path) -> None:
 
 def test_wrong_candidate_fails_with_reason(tmp_path: Path) -> None:
     result = _evaluate(tmp_path, "def run(x):\n    return x * 2.1\n")
-    _assert_fails(result, "workload 0 (M=3, N=300) seed 0: output:", "of elements within atol=0.01")
+    _assert_fails(result, "workload 0 (M=3, N=300) seed 0 (normal inputs): output:", "of elements within atol=0.01")
     assert result["stage"] == "correctness"
     assert result["failure_workload"] == 0 and result["failure_held_out"] is False
     assert len(result["workloads"]) == 1 and result["workloads"][0]["correct"] is False
@@ -485,3 +487,56 @@ def test_cuda_profile_mode(tmp_path: Path) -> None:
     assert result["ok"] is True, result
     assert result["bandwidth_bytes_per_s"] > 1e11 and result["flops_per_s"] > 1e13
     assert time.monotonic() - started < 60
+
+
+# ---------------------------------------------------------------- distributions and determinism
+
+
+def test_candidate_right_only_on_normal_inputs_fails_on_large_ones(tmp_path: Path) -> None:
+    clamped = "def run(x):\n    return x.clamp(-50, 50) * 2\n"
+    assert _evaluate(tmp_path, clamped, distributions=["normal"])["correct"] is True
+    result = _evaluate(tmp_path, clamped, distributions=["normal", "large"])
+    _assert_fails(result, "(large inputs)")
+
+
+def test_every_distribution_is_drawn_even_with_few_seeds(tmp_path: Path) -> None:
+    # Two seeds, three distributions: the third (large) still runs, and this candidate fails only there.
+    candidate = "import torch\ndef run(x):\n    return torch.where(x.abs() > 100, 0.0, x * 2)\n"
+    result = _evaluate(tmp_path, candidate, distributions=["normal", "uniform", "large"])
+    _assert_fails(result, "(large inputs)")
+
+
+def test_nondeterministic_candidate_fails_unless_the_problem_allows_it(tmp_path: Path) -> None:
+    noisy = "import torch\ndef run(x):\n    return x * 2 + torch.rand_like(x) * 1e-4\n"
+    _assert_fails(_evaluate(tmp_path, noisy), "nondeterministic")
+    assert _evaluate(tmp_path, noisy, deterministic=False)["correct"] is True
+
+
+def test_reference_specific_distribution(tmp_path: Path) -> None:
+    reference = REFERENCE.replace(
+        "def make_inputs(axes, generator, device):",
+        "def make_inputs(axes, generator, device, distribution='normal'):\n"
+        "    if distribution == 'ones':\n"
+        "        return (torch.ones(axes['M'], axes['N'], device=device),)",
+    )
+    candidate = "import torch\ndef run(x):\n    return torch.where(x == 1, 0.0, x * 2)\n"
+    assert _evaluate(tmp_path, candidate, reference=reference)["correct"] is True
+    _assert_fails(_evaluate(tmp_path, candidate, reference=reference, distributions=["normal", "ones"]),
+                  "(ones inputs)")
+
+
+def test_distribution_assignment_and_transforms() -> None:
+    from arcengine.guard import distributions
+
+    cases = distributions.assign([0, 1], ["normal", "uniform", "large"])
+    assert [d for _, d in cases] == ["normal", "uniform", "large"]
+    assert len({s for s, _ in cases}) == 3  # a distinct seed for the extra case
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(1000, generator=generator).to(torch.bfloat16)
+    uniform = distributions.TRANSFORMS["uniform"](x, generator)
+    assert uniform.dtype == torch.bfloat16 and uniform.abs().max() <= 1
+    assert distributions.TRANSFORMS["large"](x, generator).float().abs().max() > 500
+    heavy = distributions.TRANSFORMS["heavy_tailed"](x.float(), generator)
+    assert torch.isfinite(heavy).all() and heavy.abs().max() > x.float().abs().max()
+    ints = torch.arange(5)
+    assert distributions.make_inputs(lambda a, g, d: (ints,), {}, generator, torch.device("cpu"), "large")[0] is ints
