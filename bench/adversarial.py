@@ -1,0 +1,320 @@
+"""Run the adversarial catalogue (tests/adversarial/catalogue.toml) through `arcengine eval --json` and record, per
+entry, the verdict the guard should give against the one it gave.
+
+    python bench/adversarial.py OUT.json [--device cuda|cpu] [--only NAME ...] [--include-unsafe]
+                                         [--hang-timeout S] [--entry-timeout S]
+
+Every entry runs in its own `arcengine eval` process with API-key canaries in its environment; a verdict that quotes a
+canary counts as a leak (not caught, whatever the verdict). One entry failing, hanging or crashing never stops the
+run: each has a wall-clock limit, and OUT.json is rewritten after every entry, so a run cut short still leaves its
+figures. On `--device cuda` every entry runs, the GPU-only ones included; on cpu the GPU-only ones are skipped.
+Entries marked `skip` (the host memory bomb while the sandbox sets no memory limit) run only with --include-unsafe.
+
+The test suite (tests/adversarial/test_catalogue.py) imports this file for the same loading, running and judging.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import functools
+import json
+import os
+import platform
+import secrets
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ADVERSARIAL = ROOT / "tests" / "adversarial"
+CATALOGUE = ADVERSARIAL / "catalogue.toml"
+VERDICTS = ("reject", "fail", "pass")
+
+# `arcengine eval` has a fixed 600 s guard timeout and no flag for it; entries that hang are run through this shim,
+# which gives the guard the entry's own timeout and then runs the real command line unchanged.
+_WITH_TIMEOUT = (
+    "import functools, sys\n"
+    "import arcengine.cli as cli\n"
+    "import arcengine.evaluate as evaluate\n"
+    "cli.evaluate_file = functools.partial(evaluate.evaluate_file, timeout_s=float(sys.argv.pop(1)))\n"
+    "cli.main()\n"
+)
+GUARD_DEFAULT_TIMEOUT_S = 600.0
+OUTER_MARGIN_S = 240.0  # device profiling (up to 180 s) and process start, beyond the guard's own limit
+CANARY_NAMES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ARCENGINE_CANARY_TOKEN")
+
+
+class CatalogueError(ValueError):
+    """The catalogue file is malformed; the message names the entry and the field."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str  # "<problem folder>/<file stem>"
+    path: Path
+    problem: str  # a shipped problem's name, or a folder relative to the repository root
+    verdicts: tuple[str, ...]  # any of these is the expected verdict
+    reasons: tuple[str, ...]  # the reason must contain one of these
+    cpu: bool  # False: GPU only
+    description: str
+    source: str
+    timeout_s: float | None = None  # the guard's wall-clock limit for this entry (entries that hang)
+    skip: str | None = None  # why it does not run by default
+    ci: bool = True  # False: left out of the CPU test run (its time budget); the bench still runs it
+
+    @property
+    def problem_argument(self) -> str:
+        folder = ROOT / self.problem
+        return str(folder) if folder.is_dir() else self.problem
+
+
+def _strings(raw: object, where: str) -> tuple[str, ...]:
+    values = (raw,) if isinstance(raw, str) else tuple(raw) if isinstance(raw, list) else ()
+    if not values or not all(isinstance(v, str) and v for v in values):
+        raise CatalogueError(f"{where}: expected a non-empty string or list of strings, got {raw!r}")
+    return values
+
+
+def _entry(raw: Mapping[str, Any], index: int) -> Entry:
+    where = f"{CATALOGUE.name} entry {index} ({raw.get('path', '?')})"
+    try:
+        path = ADVERSARIAL / str(raw["path"])
+        verdicts = _strings(raw["verdict"], f"{where}: verdict")
+        if not set(verdicts) <= set(VERDICTS):
+            raise CatalogueError(f"{where}: verdict must be among {VERDICTS}, got {verdicts}")
+        timeout = raw.get("timeout_s")
+        return Entry(
+            name=str(Path(raw["path"]).with_suffix("")),
+            path=path,
+            problem=str(raw["problem"]),
+            verdicts=verdicts,
+            reasons=_strings(raw["reason"], f"{where}: reason"),
+            cpu=bool(raw["cpu"]),
+            description=str(raw["description"]),
+            source=str(raw["source"]),
+            timeout_s=float(timeout) if timeout is not None else None,
+            skip=str(raw["skip"]) if raw.get("skip") else None,
+            ci=bool(raw.get("ci", True)),
+        )
+    except KeyError as error:
+        raise CatalogueError(f"{where}: missing {error.args[0]!r}") from None
+
+
+def load_catalogue(path: Path = CATALOGUE) -> list[Entry]:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return [_entry(raw, i) for i, raw in enumerate(data.get("entry", []))]
+
+
+# ---------------------------------------------------------------- running one entry
+
+
+@functools.cache
+def eval_has_timeout_flag(python: str = sys.executable) -> bool:
+    """Whether `arcengine eval` takes --timeout (then the shim is not needed)."""
+    try:
+        done = subprocess.run([python, "-m", "arcengine.cli", "eval", "--help"], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--timeout" in done.stdout
+
+
+def eval_command(entry: Entry, device: str, timeout_s: float | None = None, python: str = sys.executable) -> list[str]:
+    """The command line that judges `entry`: `arcengine eval ... --json`, with the guard's timeout if it has one."""
+    args = ["eval", entry.problem_argument, str(entry.path), "--device", device, "--json"]
+    if timeout_s is None:
+        return [python, "-m", "arcengine.cli", *args]
+    if eval_has_timeout_flag(python):
+        return [python, "-m", "arcengine.cli", *args, "--timeout", f"{timeout_s:g}"]
+    return [python, "-c", _WITH_TIMEOUT, f"{timeout_s:g}", *args]
+
+
+def canary_environment(base: Mapping[str, str] | None = None) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The environment for `arcengine eval` with API-key canaries added, and the canary values."""
+    env = dict(os.environ if base is None else base)
+    canaries = tuple(f"sk-canary-{secrets.token_hex(12)}" for _ in CANARY_NAMES)
+    env.update(zip(CANARY_NAMES, canaries, strict=True))
+    return env, canaries
+
+
+@dataclass
+class Outcome:
+    verdict: str  # reject | fail | pass | error (no verdict document)
+    reason: str
+    returncode: int | None
+    seconds: float
+    document: dict[str, Any] | None = None
+    stdout: str = ""
+    stderr: str = ""
+    leaked: list[str] = field(default_factory=list)  # where a canary showed up
+
+    @property
+    def speedup(self) -> float | None:
+        return (self.document or {}).get("speedup")
+
+
+def run_entry(entry: Entry, device: str, env: Mapping[str, str], canaries: Sequence[str] = (),
+              timeout_s: float | None = None, outer_timeout_s: float | None = None) -> Outcome:
+    """Judge one entry in a fresh `arcengine eval` process. Never raises: a crash or hang is an 'error' outcome."""
+    guard_timeout = timeout_s if timeout_s is not None else entry.timeout_s
+    command = eval_command(entry, device, guard_timeout)
+    limit = outer_timeout_s or (guard_timeout or GUARD_DEFAULT_TIMEOUT_S) + OUTER_MARGIN_S
+    started = time.monotonic()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=dict(env), timeout=limit,
+                              check=False)
+    except subprocess.TimeoutExpired as expired:
+        return Outcome("error", f"arcengine eval did not finish within {limit:.0f} s", None,
+                       time.monotonic() - started, stdout=_text(expired.stdout), stderr=_text(expired.stderr))
+    except OSError as error:
+        return Outcome("error", f"could not start arcengine eval: {error}", None, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    leaked = [where for where, text in (("stdout", done.stdout), ("stderr", done.stderr))
+              if any(canary in text for canary in canaries)]
+    try:
+        document = json.loads(done.stdout)
+        verdict, reason = str(document["verdict"]), str(document["reason"])
+    except (ValueError, KeyError, TypeError):
+        tail = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        return Outcome("error", f"no verdict document (exit {done.returncode}): {tail[0][:300]}", done.returncode,
+                       seconds, None, done.stdout, done.stderr, leaked)
+    return Outcome(verdict, reason, done.returncode, seconds, document, done.stdout, done.stderr, leaked)
+
+
+def _text(value: str | bytes | None) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else value or ""
+
+
+def mismatch(entry: Entry, outcome: Outcome) -> str | None:
+    """Why the outcome is not what the catalogue expects for the entry (None: caught as expected)."""
+    if outcome.leaked:
+        return f"an API-key canary appears in the verdict ({', '.join(outcome.leaked)})"
+    if outcome.verdict not in entry.verdicts:
+        return f"verdict {outcome.verdict!r}, expected {' or '.join(entry.verdicts)}: {outcome.reason}"
+    if not any(needle in outcome.reason for needle in entry.reasons):
+        return f"reason {outcome.reason!r} contains none of {list(entry.reasons)}"
+    return None
+
+
+# ---------------------------------------------------------------- the benchmark
+
+
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for package in ("arcengine", "torch", "triton"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def _selected(entries: Iterable[Entry], device: str, only: Sequence[str], unsafe: bool) -> list[tuple[Entry, str]]:
+    """(entry, why it is skipped or '') for every catalogue entry."""
+    chosen = []
+    for entry in entries:
+        why = ""
+        if only and entry.name not in only:
+            continue
+        if entry.skip and not unsafe:
+            why = f"unsafe, needs --include-unsafe: {entry.skip}"
+        elif not entry.cpu and device == "cpu":
+            why = "GPU only"
+        chosen.append((entry, why))
+    return chosen
+
+
+def redact(text: str, canaries: Sequence[str]) -> str:
+    """`text` with every canary value replaced by a placeholder (results files are committed)."""
+    for name, canary in zip(CANARY_NAMES, canaries, strict=False):
+        text = text.replace(canary, f"<canary {name}>")
+    return text
+
+
+def _record(entry: Entry, outcome: Outcome | None, skipped: str, canaries: Sequence[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "name": entry.name, "problem": entry.problem, "path": str(entry.path.relative_to(ROOT)), "cpu": entry.cpu,
+        "description": entry.description, "source": entry.source,
+        "expected": {"verdict": list(entry.verdicts), "reason": list(entry.reasons)},
+    }
+    if outcome is None:
+        return {**row, "skipped": skipped, "caught": None}
+    why = mismatch(entry, outcome)
+    return {
+        **row,
+        "got": {"verdict": outcome.verdict, "reason": redact(outcome.reason, canaries), "speedup": outcome.speedup,
+                "returncode": outcome.returncode, "seconds": round(outcome.seconds, 2), "leaked": outcome.leaked},
+        "caught": why is None,
+        "mismatch": redact(why, canaries) if why else None,
+    }
+
+
+def _headline(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    ran = [r for r in rows if r["caught"] is not None]
+    missed = [r["name"] for r in ran if not r["caught"]]
+    return {"caught": len(ran) - len(missed), "total": len(ran), "skipped": len(rows) - len(ran),
+            "not_caught": missed, "leaks": [r["name"] for r in ran if r["got"]["leaked"]]}
+
+
+def run_benchmark(out: Path, device: str, only: Sequence[str], unsafe: bool, hang_timeout_s: float,
+                  entry_timeout_s: float | None, command: str) -> dict[str, Any]:
+    entries = load_catalogue()
+    env, canaries = canary_environment()
+    document: dict[str, Any] = {
+        "benchmark": "adversarial catalogue",
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "device": None,
+        "versions": _versions(),
+        "command": command,
+        "catalogue": str(CATALOGUE.relative_to(ROOT)),
+        "headline": {},
+        "entries": [],
+    }
+    rows: list[dict[str, Any]] = []
+    for entry, skipped in _selected(entries, device, only, unsafe):
+        outcome = None
+        if not skipped:
+            timeout = max(entry.timeout_s, hang_timeout_s) if entry.timeout_s is not None else None
+            try:
+                outcome = run_entry(entry, device, env, canaries, timeout_s=timeout, outer_timeout_s=entry_timeout_s)
+            except Exception as error:  # never stop the run for one entry
+                outcome = Outcome("error", f"runner error: {type(error).__name__}: {error}", None, 0.0)
+            if document["device"] is None and outcome.document and outcome.document.get("device"):
+                document["device"] = outcome.document["device"]
+        rows.append(_record(entry, outcome, skipped, canaries))
+        status = "skipped" if skipped else "caught" if rows[-1]["caught"] else "NOT CAUGHT"
+        got = f"{outcome.verdict}: {redact(outcome.reason, canaries)[:110]}" if outcome else skipped
+        print(f"{entry.name:<44} {status:<10} {got}", flush=True)
+        document["entries"], document["headline"] = rows, _headline(rows)
+        out.write_text(json.dumps(document, indent=2))
+    return document
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="where to write the results JSON")
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--only", nargs="*", default=[], help="entry names (e.g. scale/all_zeros)")
+    parser.add_argument("--include-unsafe", action="store_true", help="also run entries marked skip")
+    parser.add_argument("--hang-timeout", type=float, default=90.0,
+                        help="minimum guard timeout for entries that hang (compiling on a GPU takes time) [90]")
+    parser.add_argument("--entry-timeout", type=float, default=None,
+                        help="wall-clock limit per entry [guard timeout + 240 s]")
+    args = parser.parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    command = " ".join([Path(sys.executable).name, *sys.argv]) if argv is None else " ".join(argv)
+    document = run_benchmark(args.out, args.device, args.only, args.include_unsafe, args.hang_timeout,
+                             args.entry_timeout, command)
+    print(json.dumps(document["headline"], indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Guard fidelity: one kernel measured in N fresh guard children; per workload the coefficient of variation
+of its median time, beside what triton.testing.do_bench gives for the same kernel and inputs in this process.
+
+    python bench/fidelity.py PROBLEM OUT.json [--repeats 10] [--device cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+from pathlib import Path
+from typing import Any
+
+import anyio
+import torch
+
+from arcengine.bus import Bus
+from arcengine.guard.ceilings import device_info
+from arcengine.guard.child import load_module
+from arcengine.guard.decision import Thresholds
+from arcengine.guard.service import Guard
+from arcengine.logs import configure_logging
+from arcengine.problem import Problem, load_problem
+
+
+def cv(values: list[float]) -> float:
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
+
+
+async def guard_times(problem: Problem, kernel: Path, device: str, repeats: int) -> dict[int, list[float]]:
+    """Per workload index, the candidate's median time in each of ``repeats`` fresh children."""
+    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
+    await guard.profile(device)
+    times: dict[int, list[float]] = {}
+    async with anyio.create_task_group() as workers:
+        workers.start_soon(guard.work)
+        for k in range(repeats):
+            decided = await guard.submit(candidate_id=f"fidelity-{k}", agent_id="bench", source=kernel.read_text(),
+                                         candidate_path=kernel, incumbent_path=None)
+            assert decided.correct, decided.reason
+            for w in decided.workloads:
+                times.setdefault(w.index, []).append(w.time_us or float("nan"))
+        workers.cancel_scope.cancel()
+    return times
+
+
+def do_bench_times(problem: Problem, kernel: Path, device: str, repeats: int) -> dict[int, list[float]]:
+    import triton.testing
+
+    reference = load_module(str(problem.reference_path), "fidelity_reference")
+    run = load_module(str(kernel), "fidelity_kernel").run
+    times: dict[int, list[float]] = {}
+    for workload in problem.workloads_for(device):
+        generator = torch.Generator(device=device).manual_seed(1)
+        inputs = reference.make_inputs(dict(workload.axes), generator, device)
+        times[workload.index] = [
+            triton.testing.do_bench(lambda inputs=inputs: run(*inputs), return_mode="median") * 1e3
+            for _ in range(repeats)
+        ]
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("problem")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--kernel", type=Path, help="the kernel to measure [the problem's seed]")
+    args = parser.parse_args()
+    configure_logging(None)
+    problem = load_problem(args.problem)
+    kernel = (args.kernel or problem.seed_path).resolve()
+    guard = anyio.run(guard_times, problem, kernel, args.device, args.repeats)
+    bench = do_bench_times(problem, kernel, args.device, args.repeats) if args.device == "cuda" else {}
+    rows: list[dict[str, Any]] = []
+    for workload in problem.workloads_for(args.device):
+        g = guard[workload.index]
+        rows.append({"axes": workload.axes, "held_out": workload.held_out, "guard_us": g,
+                     "guard_median_us": statistics.median(g), "guard_cv": cv(g),
+                     "do_bench_us": bench.get(workload.index), "do_bench_cv": cv(bench.get(workload.index, []))})
+    long = [r for r in rows if r["guard_median_us"] >= 20]
+    result = {
+        "problem": problem.name, "kernel": str(kernel.name), "repeats": args.repeats,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "device": device_info(torch.device(args.device)),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__},
+        "command": f"python bench/fidelity.py {args.problem} OUT --repeats {args.repeats} --device {args.device}",
+        "headline": {"max_cv_kernels_20us_or_more": max((r["guard_cv"] for r in long), default=None),
+                     "workloads_20us_or_more": len(long)},
+        "workloads": rows,
+    }
+    args.out.write_text(json.dumps(result, indent=2))
+    print(json.dumps(result["headline"]))
+
+
+if __name__ == "__main__":
+    main()

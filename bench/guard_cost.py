@@ -1,0 +1,51 @@
+"""Guard wall time per candidate, from campaigns' event logs: total and its phases (process start and exit,
+load and compile, correctness, timing), per problem.
+
+    python bench/guard_cost.py OUT.json RUN_DIR [RUN_DIR ...]
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from arcengine.eventlog import read_events
+from arcengine.events import CampaignStarted, CandidateDecided
+
+
+def summarise(run_dirs: list[Path]) -> dict[str, object]:
+    per_problem: dict[str, list[CandidateDecided]] = defaultdict(list)
+    device: dict[str, object] = {}
+    for run_dir in run_dirs:
+        events = list(read_events(run_dir / "events.jsonl"))
+        problem = next(e.problem for e in events if isinstance(e, CampaignStarted))
+        decided = [e for e in events if isinstance(e, CandidateDecided) and e.decision != "REJECT"]
+        per_problem[problem].extend(decided)
+        device = next((e.device for e in decided if e.device), device)
+    problems = {}
+    for problem, decided in per_problem.items():
+        phases = sorted({k for d in decided for k in d.guard_phases})
+        problems[problem] = {
+            "candidates": len(decided),
+            "median_total_s": statistics.median(d.guard_seconds for d in decided),
+            "median_phase_s": {p: statistics.median(d.guard_phases.get(p, 0.0) for d in decided) for p in phases},
+            "candidates_per_gpu_minute": 60 / statistics.mean(d.guard_seconds for d in decided),
+        }
+    return {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "device": device,
+            "command": "python bench/guard_cost.py OUT " + " ".join(str(r) for r in run_dirs),
+            "headline": {p: v["median_total_s"] for p, v in problems.items()}, "problems": problems}
+
+
+def main() -> None:
+    out, *runs = sys.argv[1:]
+    result = summarise([Path(r) for r in runs])
+    Path(out).write_text(json.dumps(result, indent=2))
+    print(json.dumps(result["headline"]))
+
+
+if __name__ == "__main__":
+    main()
