@@ -1,0 +1,139 @@
+"""The adversarial catalogue on CPU: every cpu entry of catalogue.toml (but those marked ci = false, which repeat a
+check another entry makes, to keep this file under ~4 minutes on 2 cores) through the real command line,
+`python -m arcengine.cli eval PROBLEM FILE --device cpu --json`, with API-key canaries in its environment.
+
+Each entry must get its expected verdict with a reason containing the expected fragment, and no canary may appear
+in what the command prints. Entries the guard does not catch yet are strict xfails naming the gap, so a fix shows up
+as an XPASS to be removed from GAPS. Loading, running and judging are shared with bench/adversarial.py, which runs
+the same catalogue (GPU-only entries included) on a GPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+
+def _load_runner():
+    spec = importlib.util.spec_from_file_location("bench_adversarial", ROOT / "bench" / "adversarial.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    return module
+
+
+runner = _load_runner()
+ENTRIES = runner.load_catalogue()
+CPU_ENTRIES = [entry for entry in ENTRIES if entry.cpu and entry.ci and not entry.skip]
+
+# Entries the guard does not catch yet: what it did, and where the fix belongs.
+GAPS = {
+    "scale/torch_function_mode": (
+        "a TorchFunctionMode pushed at import rewrites the checker's own <= and != and zeros pass; the seal should "
+        "require empty torch function/dispatch mode stacks after import and after every call (correctness.py), "
+        "and compare under torch._C.DisableTorchFunction"
+    ),
+    "scale/tail_skip": (
+        "matched_ratio forgives up to 0.1% of elements whatever their error, so a skipped tail passes; "
+        "compare_tensor should bound the error of the unmatched elements too"
+    ),
+    "scale/cache_by_data_ptr": (
+        "timing cycles a pool of 2 inputs, so a cache keyed on the input address hits on every timed call and "
+        "passes the audit; inputs should be refilled per timed call and an output sharing storage with an earlier "
+        "call's output flagged (timing.py, child.py)"
+    ),
+    "scale/cache_by_value_hash": (
+        "timing repeats the same pool values, so a value-keyed cache hits; same fix as cache_by_data_ptr"
+    ),
+    "scale/late_garbage": (
+        "the audit checks one call drawn from the first min_reps rounds; garbage after them sets the median; "
+        "audit every timed call, or calls drawn from all rounds (timing.time_interleaved)"
+    ),
+    "scale/native_thread_left_running": (
+        "threads started with _thread are not in threading.enumerate(); count native threads "
+        "(/proc/self/task or _thread._count()) before and after the call (child._tampering)"
+    ),
+    "scale/patch_harness_timer_class": (
+        "the seal watches module attributes and torch classes, not the harness's own classes (CpuTimer.time "
+        "patched, 10x speedup reported); watch_class every class of the harness modules (correctness.default_seal)"
+    ),
+    "scale/patch_compare_code_object": (
+        "the seal compares function identities, so swapping compare_outputs.__code__ goes unseen and zeros pass; "
+        "record and compare __code__ (and __defaults__/__kwdefaults__) of watched functions (HarnessSeal)"
+    ),
+    "scale/gc_nan_reference": (
+        "gc (as timeit.gc) reaches the expected output, NaN-filled it, and NaN positions agree; hash the expected "
+        "output before the call and verify it after, or compute it after the call (child._check_case); "
+        "the gate's gc ban misses module attributes named gc"
+    ),
+    "scale/traceback_frame_walk": (
+        "frames reached through a traceback with getattr and computed names read the expected output from the "
+        "harness's locals; compute the expected output after the candidate's call (child._check_case, the timing "
+        "audit) so there is nothing to copy"
+    ),
+    "softmax/fallback_calls_reference": (
+        "the candidate imports the reference module the child registered in sys.modules and returns its answer; "
+        "the gate should refuse importing arcengine_guard_* (and arcengine), the child should not leave the "
+        "reference importable under a fixed name"
+    ),
+    "scale/forge_result_file": (
+        "the child's result path is predictable (../result.json, also named in ../spec.json); a candidate writes a "
+        "forged pass and exits 0, and the forged result is judged (10x); the parent should only accept a result "
+        "carrying a nonce the candidate cannot read, or a pipe written before the candidate is imported (sandbox.py)"
+    ),
+    "scale/leak_parent_environ": (
+        "the child's environment is scrubbed but its parent's /proc/<pid>/environ is readable and the exception "
+        "message is copied into the reason; redact known secret values from every reason (service.py), and keep "
+        "secrets out of the environment the guard's parent process was started with"
+    ),
+    "scale/leak_via_stderr_crash": (
+        "a crash reason quotes the child's last stderr line, which can carry a key read from /proc/<ppid>/environ; "
+        "redact secret values from stderr tails (sandbox.ChildOutcome.failure)"
+    ),
+}
+
+
+def _param(entry):
+    marks = []
+    if entry.name in GAPS:
+        marks.append(pytest.mark.xfail(strict=True, reason=f"guard gap: {GAPS[entry.name]}"))
+    return pytest.param(entry, id=entry.name, marks=marks)
+
+
+@pytest.fixture(scope="module")
+def canary_env():
+    return runner.canary_environment()
+
+
+def test_catalogue_is_complete_and_well_formed() -> None:
+    names = [entry.name for entry in ENTRIES]
+    assert len(set(names)) == len(names), "duplicate entries"
+    assert len(ENTRIES) >= 30
+    listed = {entry.path.resolve() for entry in ENTRIES}
+    on_disk = {path.resolve() for path in HERE.glob("*/*.py")}
+    assert on_disk == listed, f"files not in the catalogue: {on_disk - listed}; missing: {listed - on_disk}"
+    for entry in ENTRIES:
+        assert entry.path.read_text().startswith("# ruff: noqa\n\"\"\""), f"{entry.name}: header and docstring"
+        assert entry.description and entry.source, entry.name
+        assert entry.problem_argument, entry.name
+    assert set(GAPS) <= {entry.name for entry in CPU_ENTRIES}, "GAPS names an entry that is not run on CPU"
+
+
+@pytest.mark.parametrize("entry", [_param(entry) for entry in CPU_ENTRIES])
+def test_guard_catches(entry, canary_env) -> None:
+    env, canaries = canary_env
+    outcome = runner.run_entry(entry, "cpu", env, canaries)
+    assert not outcome.leaked, f"API-key canary in the {outcome.leaked}: {runner.redact(outcome.reason, canaries)}"
+    assert outcome.verdict != "error", outcome.reason
+    assert outcome.verdict in entry.verdicts, f"got {outcome.verdict}: {outcome.reason}"
+    assert any(needle in outcome.reason for needle in entry.reasons), (
+        f"reason {outcome.reason!r} contains none of {list(entry.reasons)}"
+    )
+    assert outcome.returncode == (0 if outcome.verdict == "pass" else 1), outcome.stderr[-2000:]
