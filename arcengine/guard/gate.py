@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 FORBIDDEN_MODULES = {
     "ctypes", "cffi", "subprocess", "multiprocessing", "importlib", "pty", "socket", "signal", "builtins",
     "resource", "torch.utils.cpp_extension", "threading", "_thread", "concurrent", "asyncio", "gc", "inspect",
-    "pickle", "marshal", "shutil",
+    "pickle", "marshal", "shutil", "arcengine",
 }
 # Calls that run code the gate cannot see.
 FORBIDDEN_NAMES = {"exec", "eval", "compile", "__import__", "breakpoint", "__builtins__"}
+# The same names as attributes: `torch.compile` and `re.compile` are fine, `x.exec(...)` is not.
+FORBIDDEN_ATTRIBUTE_NAMES = FORBIDDEN_NAMES - {"compile"}
 # os functions that spawn, replace or end processes.
 FORBIDDEN_OS_CALLS = {
     "system", "popen", "fork", "forkpty", "kill", "killpg", "execv", "execve", "execl", "execle", "execlp",
@@ -49,7 +51,8 @@ class GateResult:
 
 
 def _module_forbidden(name: str) -> bool:
-    return any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES)
+    # Anything named arcengine*: the guard's own modules, and those the child registers for the reference.
+    return name.startswith("arcengine") or any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES)
 
 
 def _forbidden_dotted(dotted: str) -> bool:
@@ -105,7 +108,7 @@ class _Checker:
                 dotted = self.dotted(node)
                 if _forbidden_dotted(dotted):
                     return f"uses {dotted}"
-                if node.attr in FORBIDDEN_NAMES or node.attr in FRAME_ATTRIBUTES:
+                if node.attr in FORBIDDEN_ATTRIBUTE_NAMES or node.attr in FRAME_ATTRIBUTES:
                     return f"reaches {node.attr}"
                 if dotted in SUSPICIOUS_ATTRIBUTES:
                     self.warn(node, SUSPICIOUS_ATTRIBUTES[dotted])

@@ -76,6 +76,15 @@ def network_isolation() -> tuple[str, ...]:
     return (tool, "--net", "--") if probe.returncode == 0 else ()
 
 
+def redact_secrets(text: str) -> str:
+    """``text`` with the value of every secret-looking variable of the engine's environment masked: what a
+    candidate prints or raises ends up in reasons, and it may have found a key somewhere."""
+    for name, value in os.environ.items():
+        if _SECRET.search(name) and len(value) >= 6:
+            text = text.replace(value, f"<{name} redacted>")
+    return text
+
+
 def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if _ALLOWED.match(k) and not _SECRET.search(k)}
     env.update(

@@ -18,7 +18,7 @@ from arcengine.bus import Bus
 from arcengine.events import CandidateDecided, DeviceProfiled
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
-from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, run_child
+from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, redact_secrets, run_child
 from arcengine.problem import Problem, Workload
 
 log = structlog.get_logger()
@@ -165,12 +165,15 @@ class Guard:
 
     async def _publish(self, job: _Job, verdict: Verdict, seconds: float, device: dict[str, Any],
                        guard_phases: dict[str, float] | None = None, confirmed: bool | None = None) -> CandidateDecided:
+        workloads = [w.model_copy(update={"failure": redact_secrets(w.failure)}) if w.failure else w
+                     for w in verdict.workloads]
         event = CandidateDecided(
-            candidate_id=job.candidate_id, agent_id=job.agent_id, decision=verdict.decision, reason=verdict.reason,
+            candidate_id=job.candidate_id, agent_id=job.agent_id, decision=verdict.decision,
+            reason=redact_secrets(verdict.reason),
             warnings=job.warnings,
             correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
             vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
-            confirmed=confirmed, workloads=list(verdict.workloads),
+            confirmed=confirmed, workloads=workloads,
             failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
             device=device,
         )

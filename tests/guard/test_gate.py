@@ -188,3 +188,13 @@ def test_warns_on_suspicious_but_allowed_code(snippet: str, needle: str) -> None
 def test_plain_attribute_assignment_on_own_objects_is_fine() -> None:
     source = "import torch\n\nclass Box:\n    pass\n\nbox = Box()\nbox.value = 3\n" + RUN
     assert check_source(source).ok and not check_source(source).warnings
+
+
+@pytest.mark.parametrize("snippet", ["import torch\nf = torch.compile(lambda x: x)", "import re\np = re.compile('a')"])
+def test_compile_methods_of_libraries_are_allowed(snippet: str) -> None:
+    assert check_source(snippet + RUN).ok
+
+
+def test_rejects_reaching_the_guard_itself() -> None:
+    result = check_source("from arcengine.guard import correctness" + RUN)
+    assert not result.ok and "arcengine" in result.reason

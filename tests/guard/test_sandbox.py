@@ -60,3 +60,11 @@ def _accept(server: socket.socket) -> object | None:
     except OSError:
         return None
 
+
+
+def test_secret_values_are_redacted_from_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arcengine.guard.sandbox import redact_secrets
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-123456")
+    text = redact_secrets("candidate raised KeyError: 'sk-canary-123456' (line 3)")
+    assert "sk-canary-123456" not in text and "<OPENAI_API_KEY redacted>" in text
