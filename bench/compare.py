@@ -25,7 +25,8 @@ from arcengine.guard.sol import geometric_mean
 from arcengine.problem import load_problem
 
 TIMING = timing.TimingConfig(warmup=5, min_reps=30, max_reps=400, target_rel_se=0.005,
-                             max_seconds_per_workload=2.0, pool=4)
+                             max_seconds_per_workload=2.0)
+POOL = 4
 
 
 def compare(summary: dict[str, Any]) -> dict[str, Any]:
@@ -43,10 +44,10 @@ def compare(summary: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for workload in problem.workloads_for(device.type):
         pool = []
-        for k in range(TIMING.pool):
+        for k in range(POOL):
             generator = torch.Generator(device=device).manual_seed(7_000_000 + k)
             pool.append(reference.make_inputs(dict(workload.axes), generator, device))
-        measured = timing.time_interleaved(fns, pool, timer, TIMING, random.Random(workload.index),
+        measured = timing.time_interleaved(fns, timing.cycling(pool), timer, TIMING, random.Random(workload.index),
                                            audit_role="best")
         times = {role: measured.median_us(role) for role in fns}
         rows.append({"axes": workload.axes, "held_out": workload.held_out, "time_us": times,

@@ -136,17 +136,6 @@ def _stable_seed(workloads: Sequence[Workload], seeds: Sequence[int]) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
-def pool_seeds(seeds: Sequence[int], count: int, salt: int) -> list[int]:
-    """`count` seeds for timing inputs, none of them a correctness seed."""
-    taken, chosen = set(seeds), []
-    seed = _POOL_SEED_BASE + 1000 * salt
-    while len(chosen) < count:
-        if seed not in taken:
-            chosen.append(seed)
-        seed += 1
-    return chosen
-
-
 # ---------------------------------------------------------------- modules and devices
 
 
@@ -410,17 +399,8 @@ class Evaluation:
         return True
 
     def _time_workload(self, workload: Workload, record: WorkloadRecord, timer: timing.Timer) -> str | None:
-        config = self.spec.timing
-        pool = [self._make_inputs(workload, s) for s in pool_seeds(self.spec.seeds, config.pool, workload.index)]
-        expected = [self._reference_run(correctness.snapshot_inputs(inputs)) for inputs in pool]
-        self._sync()
-
-        def audit(out: object, index: int) -> str | None:
-            comparison = correctness.compare_outputs(out, expected[index], self.spec.tolerance)
-            return None if comparison.ok else f"output differs on a timed call: {comparison.failure}"
-
         try:
-            measured = self._interleave(workload, pool, timer, audit)
+            measured = self._interleave(workload, self._fresh_inputs(workload), timer)
         except CallError as exc:
             return f"{exc.role} raised during timing: {describe_exception(exc.error, self.spec.candidate)}"
         failure = measured.audit_failure or self._tampering()
@@ -428,12 +408,32 @@ class Evaluation:
             self._record_times(record, measured)
         return failure
 
+    def _fresh_inputs(self, workload: Workload) -> timing.Prepare:
+        """New inputs for every timed call (seeds no correctness case uses); the candidate's output is checked
+        against the reference run afterwards on a copy taken before the call, so neither an address- or
+        value-keyed cache nor a kernel that degrades after a few calls survives timing."""
+        base = _POOL_SEED_BASE + 100_003 * workload.index
+
+        def prepare(role: str, call: int) -> tuple[Sequence[object], timing.Check | None]:
+            inputs = self._make_inputs(workload, base + call)
+            if role != "candidate":
+                return inputs, None
+            before = correctness.snapshot_inputs(inputs)
+
+            def check(out: object) -> str | None:
+                expected = self._reference_run(before)
+                comparison = correctness.compare_outputs(out, expected, self.spec.tolerance)
+                return comparison.failure
+
+            return inputs, check
+
+        return prepare
+
     def _interleave(
         self,
         workload: Workload,
-        pool: list[tuple[object, ...]],
+        prepare: timing.Prepare,
         timer: timing.Timer,
-        audit: timing.AuditFn,
     ) -> timing.Interleaved:
         assert self.reference is not None and self.candidate_run is not None
         fns: dict[str, Callable[..., object]] = {"reference": self.reference.run, "candidate": self.candidate_run}
@@ -441,7 +441,7 @@ class Evaluation:
             fns["incumbent"] = self.incumbent_run
         rng = random.Random(f"{self.spec.rng_seed}:{workload.index}")
         try:
-            return timing.time_interleaved(fns, pool, timer, self.spec.timing, rng, audit)
+            return timing.time_interleaved(fns, prepare, timer, self.spec.timing, rng)
         except CallError as exc:
             if exc.role != "incumbent":
                 raise
@@ -449,7 +449,7 @@ class Evaluation:
         # The incumbent broke: say so, and time the candidate against the reference alone.
         self.incumbent_failure = f"incumbent raised during timing on {workload.label}: {reason}"
         self.incumbent_run = None
-        return self._interleave(workload, pool, timer, audit)
+        return self._interleave(workload, prepare, timer)
 
     def _record_times(self, record: WorkloadRecord, measured: timing.Interleaved) -> None:
         record.time_us = measured.median_us("candidate")

@@ -1,9 +1,9 @@
 """Interleaved timing inside the sandbox child: reference, candidate and incumbent in one loop.
 
-Each round calls every function once, in a random order, on the next entry of a pool of pre-built inputs,
-so drift in clocks or temperature hits all of them alike and no call sees the addresses or values of the
-call before. On CUDA the L2 cache is flushed before every timed call and the device is synchronised before
-the end event, so work left on side streams is counted.
+Each round calls every function once, in a random order, so drift in clocks or temperature hits all of them
+alike; every call gets inputs of its own (the guard makes fresh ones) and the candidate's every output is
+checked outside the timed region. On CUDA the L2 cache is flushed before every timed call and the device is
+synchronised before the end event, so work left on side streams is counted.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ DEFAULT_FLUSH_BYTES = 256 * 2**20  # used when the device does not report its L2
 _SE_FACTOR = 1.2533  # standard error of a median is about sqrt(pi/2) times that of a mean
 
 Fn = Callable[..., object]
-AuditFn = Callable[[object, int], "str | None"]  # (output, pool index) -> failure reason or None
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,6 @@ class TimingConfig:
     max_reps: int = 50
     target_rel_se: float = 0.005
     max_seconds_per_workload: float = 1.0
-    pool: int = 3
     warmup_seconds: float = 0.0  # warm up by time too, so clocks have ramped before the first timed call
 
     @classmethod
@@ -47,8 +45,6 @@ class TimingConfig:
             max_seconds_per_workload=float(
                 raw.get("max_seconds_per_workload", defaults.max_seconds_per_workload)  # type: ignore[arg-type]
             ),
-            # Two entries at least, so consecutive calls never share buffers.
-            pool=max(2, int(raw.get("pool", defaults.pool))),  # type: ignore[arg-type]
             warmup_seconds=float(raw.get("warmup_seconds", defaults.warmup_seconds)),  # type: ignore[arg-type]
         )
         if config.warmup < 0 or config.min_reps < 2 or config.max_reps < config.min_reps:
@@ -192,7 +188,6 @@ class CallError(Exception):
 class Interleaved:
     samples: dict[str, list[float]] = field(default_factory=dict)
     audit_failure: str | None = None
-    audit_round: int | None = None
 
     @property
     def rounds(self) -> int:
@@ -211,30 +206,40 @@ class Interleaved:
         return [n / d for n, d in zip(num, den, strict=False) if d > 0]
 
 
+Check = Callable[[object], "str | None"]  # a call's output -> failure reason or None
+# (role, call number) -> the inputs for that call, and how to check its output (None: not checked).
+Prepare = Callable[[str, int], tuple[Sequence[object], Check | None]]
+
+
+def cycling(pool: Sequence[Sequence[object]]) -> Prepare:
+    """Inputs from a fixed pool, unchecked: for benchmarks outside the guard."""
+    return lambda role, call: (pool[call % len(pool)], None)
+
+
 def time_interleaved(
     fns: Mapping[str, Fn],
-    pool: Sequence[Sequence[object]],
+    prepare: Prepare,
     timer: Timer,
     config: TimingConfig,
     rng: random.Random,
-    audit: AuditFn | None = None,
     audit_role: str = "candidate",
 ) -> Interleaved:
     """Warm up, then run rounds until `should_stop` says the `audit_role` median is good enough.
 
-    On one randomly chosen round (within the first min_reps, so it always happens) the audit role's output
-    goes to `audit` with the pool index it was computed from. Raises CallError if a function raises.
+    Every call gets its inputs from `prepare` (the guard makes fresh ones, so no call sees the addresses or
+    values of an earlier one), and every output that comes with a check is checked outside the timed region:
+    a kernel that caches, replays or degrades after a few calls fails on the first call it gets wrong.
+    Raises CallError if a function raises.
     """
     roles = list(fns)
-    cursor = _warm_up(fns, pool, timer, config.warmup, config.warmup_seconds)
+    calls = _warm_up(fns, prepare, timer, config.warmup, config.warmup_seconds)
     result = Interleaved(samples={role: [] for role in roles})
-    result.audit_round = rng.randrange(config.min_reps) if audit is not None else None
     gc.collect()
     gc.disable()  # a collection inside a timed call would be charged to whoever was running
     try:
         start = perf_counter()
         while not should_stop(result.samples[audit_role], perf_counter() - start, config):
-            cursor = _round(fns, rng.sample(roles, len(roles)), pool, cursor, timer, result, audit, audit_role)
+            calls = _round(fns, rng.sample(roles, len(roles)), prepare, calls, timer, result)
             if result.audit_failure is not None:
                 break
     finally:
@@ -242,44 +247,44 @@ def time_interleaved(
     return result
 
 
-def _warm_up(fns: Mapping[str, Fn], pool: Sequence[Sequence[object]], timer: Timer, warmup: int,
-             warmup_seconds: float) -> int:
-    cursor = 0
+def _warm_up(fns: Mapping[str, Fn], prepare: Prepare, timer: Timer, warmup: int, warmup_seconds: float) -> int:
+    call = 0
     for role, fn in fns.items():
         started = perf_counter()
-        calls = 0
-        while calls < warmup or perf_counter() - started < warmup_seconds:
-            _call(role, fn, pool[cursor % len(pool)])
-            cursor += 1
-            calls += 1
+        done = 0
+        while done < warmup or perf_counter() - started < warmup_seconds:
+            _call(role, fn, prepare(role, call)[0])
+            call += 1
+            done += 1
         timer.sync()
-    return cursor
+    return call
 
 
 def _round(
     fns: Mapping[str, Fn],
     order: Sequence[str],
-    pool: Sequence[Sequence[object]],
-    cursor: int,
+    prepare: Prepare,
+    call: int,
     timer: Timer,
     result: Interleaved,
-    audit: AuditFn | None,
-    audit_role: str,
 ) -> int:
-    """One interleaved round; returns the advanced pool cursor."""
-    audit_now = audit is not None and result.rounds == result.audit_round
+    """One interleaved round; returns the next call number."""
     for role in order:
-        index = cursor % len(pool)
-        cursor += 1
+        inputs, check = prepare(role, call)
+        call += 1
         try:
-            elapsed_us, out = timer.time(fns[role], pool[index])
+            elapsed_us, out = timer.time(fns[role], inputs)
         except Exception as exc:
             raise CallError(role, exc) from exc
         result.samples[role].append(elapsed_us)
-        if audit_now and role == audit_role and audit is not None:
-            result.audit_failure = audit(out, index)
-        del out  # free the output now so it does not sit in memory across the next call
-    return cursor
+        if check is not None:
+            failure = check(out)
+            if failure is not None:
+                result.audit_failure = f"output differs on a timed call (call {len(result.samples[role])}): {failure}"
+        del out, inputs  # free them now so they do not sit in memory across the next call
+        if result.audit_failure is not None:
+            break
+    return call
 
 
 def _call(role: str, fn: Fn, args: Sequence[object]) -> None:

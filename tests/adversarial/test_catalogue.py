@@ -44,18 +44,6 @@ GAPS = {
         "matched_ratio forgives up to 0.1% of elements whatever their error, so a skipped tail passes; "
         "compare_tensor should bound the error of the unmatched elements too"
     ),
-    "scale/cache_by_data_ptr": (
-        "timing cycles a pool of 2 inputs, so a cache keyed on the input address hits on every timed call and "
-        "passes the audit; inputs should be refilled per timed call and an output sharing storage with an earlier "
-        "call's output flagged (timing.py, child.py)"
-    ),
-    "scale/cache_by_value_hash": (
-        "timing repeats the same pool values, so a value-keyed cache hits; same fix as cache_by_data_ptr"
-    ),
-    "scale/late_garbage": (
-        "the audit checks one call drawn from the first min_reps rounds; garbage after them sets the median; "
-        "audit every timed call, or calls drawn from all rounds (timing.time_interleaved)"
-    ),
     "scale/native_thread_left_running": (
         "threads started with _thread are not in threading.enumerate(); count native threads "
         "(/proc/self/task or _thread._count()) before and after the call (child._tampering)"
@@ -68,34 +56,10 @@ GAPS = {
         "the seal compares function identities, so swapping compare_outputs.__code__ goes unseen and zeros pass; "
         "record and compare __code__ (and __defaults__/__kwdefaults__) of watched functions (HarnessSeal)"
     ),
-    "scale/gc_nan_reference": (
-        "gc (as timeit.gc) reaches the expected output, NaN-filled it, and NaN positions agree; hash the expected "
-        "output before the call and verify it after, or compute it after the call (child._check_case); "
-        "the gate's gc ban misses module attributes named gc"
-    ),
-    "scale/traceback_frame_walk": (
-        "frames reached through a traceback with getattr and computed names read the expected output from the "
-        "harness's locals; compute the expected output after the candidate's call (child._check_case, the timing "
-        "audit) so there is nothing to copy"
-    ),
-    "softmax/fallback_calls_reference": (
-        "the candidate imports the reference module the child registered in sys.modules and returns its answer; "
-        "the gate should refuse importing arcengine_guard_* (and arcengine), the child should not leave the "
-        "reference importable under a fixed name"
-    ),
     "scale/forge_result_file": (
         "the child's result path is predictable (../result.json, also named in ../spec.json); a candidate writes a "
         "forged pass and exits 0, and the forged result is judged (10x); the parent should only accept a result "
         "carrying a nonce the candidate cannot read, or a pipe written before the candidate is imported (sandbox.py)"
-    ),
-    "scale/leak_parent_environ": (
-        "the child's environment is scrubbed but its parent's /proc/<pid>/environ is readable and the exception "
-        "message is copied into the reason; redact known secret values from every reason (service.py), and keep "
-        "secrets out of the environment the guard's parent process was started with"
-    ),
-    "scale/leak_via_stderr_crash": (
-        "a crash reason quotes the child's last stderr line, which can carry a key read from /proc/<ppid>/environ; "
-        "redact secret values from stderr tails (sandbox.ChildOutcome.failure)"
     ),
 }
 

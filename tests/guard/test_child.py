@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from arcengine.guard import correctness, timing
-from arcengine.guard.child import SpecError, json_safe, parse_spec, pool_seeds
+from arcengine.guard.child import SpecError, json_safe, parse_spec
 from arcengine.guard.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -244,34 +244,52 @@ def test_rel_se_and_stop_rule() -> None:
     assert timing.should_stop([1.0, 10.0] * 5, 0.0, config)  # rep cap
 
 
-def test_time_interleaved_rotates_pool_and_audits_once() -> None:
+def test_time_interleaved_gives_every_call_its_inputs_and_checks_every_checked_output() -> None:
     seen: dict[str, list[int]] = {"reference": [], "candidate": []}
-    audited: list[int] = []
+    checked: list[object] = []
 
     def fn(role: str) -> timing.Fn:
         return lambda tag: seen[role].append(tag) or tag
 
-    def audit(out: object, index: int) -> str | None:
-        audited.append(index)
-        return None if out == index else "mismatch"
+    def prepare(role: str, call: int) -> tuple[tuple[int], timing.Check | None]:
+        def check(out: object) -> str | None:
+            checked.append(out)
+            return None if out == call else "mismatch"
 
-    config = timing.TimingConfig(warmup=1, min_reps=4, max_reps=4, pool=3)
-    pool = [(0,), (1,), (2,)]
+        return (call,), check if role == "candidate" else None
+
+    config = timing.TimingConfig(warmup=1, min_reps=4, max_reps=4)
     fns = {"reference": fn("reference"), "candidate": fn("candidate")}
-    result = timing.time_interleaved(fns, pool, timing.CpuTimer(), config, random.Random(0), audit)
-    assert result.rounds == 4 and len(audited) == 1
+    result = timing.time_interleaved(fns, prepare, timing.CpuTimer(), config, random.Random(0))
+    assert result.rounds == 4 and len(checked) == 4  # every timed candidate call, none of the warm-up
     assert result.audit_failure is None
-    assert len(set(seen["candidate"])) > 1  # not always the same inputs
+    every_call = seen["reference"] + seen["candidate"]
+    assert len(set(every_call)) == len(every_call)  # no two calls share inputs
     assert len(result.paired_ratios("reference", "candidate")) == 4
+
+
+def test_time_interleaved_stops_at_the_first_wrong_timed_output() -> None:
+    calls = {"n": 0}
+
+    def degrading(tag: int) -> int:
+        calls["n"] += 1
+        return tag if calls["n"] <= 6 else -1  # right for a while, then garbage
+
+    def prepare(role: str, call: int) -> tuple[tuple[int], timing.Check | None]:
+        return (call,), (lambda out: None if out == call else "wrong")
+
+    config = timing.TimingConfig(warmup=1, min_reps=20, max_reps=20)
+    result = timing.time_interleaved({"candidate": degrading}, prepare, timing.CpuTimer(), config, random.Random(0))
+    assert result.audit_failure is not None and "(call 6)" in result.audit_failure
 
 
 def test_time_interleaved_reports_which_role_raised() -> None:
     def boom() -> None:
         raise ValueError("no")
 
-    config = timing.TimingConfig(warmup=0, min_reps=2, max_reps=2, pool=2)
+    config = timing.TimingConfig(warmup=0, min_reps=2, max_reps=2)
     with pytest.raises(timing.CallError) as caught:
-        timing.time_interleaved({"candidate": boom}, [(), ()], timing.CpuTimer(), config, random.Random(0))
+        timing.time_interleaved({"candidate": boom}, timing.cycling([()]), timing.CpuTimer(), config, random.Random(0))
     assert caught.value.role == "candidate"
 
 
@@ -281,8 +299,6 @@ def test_parse_spec_and_helpers() -> None:
     with pytest.raises(SpecError):
         parse_spec({"mode": "evaluate", "device": "cpu", "result": "r", "workloads": []})
     assert parse_spec({"mode": "profile", "device": "cpu", "result": "r"}).mode == "profile"
-    seeds = pool_seeds([0, 1, 2], 3, salt=0)
-    assert len(set(seeds)) == 3 and not set(seeds) & {0, 1, 2}
     assert json_safe({"a": math.inf, "b": [1.5, math.nan]}) == {"a": None, "b": [1.5, None]}
 
 
