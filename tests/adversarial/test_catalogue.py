@@ -40,10 +40,6 @@ GAPS = {
         "require empty torch function/dispatch mode stacks after import and after every call (correctness.py), "
         "and compare under torch._C.DisableTorchFunction"
     ),
-    "scale/tail_skip": (
-        "matched_ratio forgives up to 0.1% of elements whatever their error, so a skipped tail passes; "
-        "compare_tensor should bound the error of the unmatched elements too"
-    ),
     "scale/native_thread_left_running": (
         "threads started with _thread are not in threading.enumerate(); count native threads "
         "(/proc/self/task or _thread._count()) before and after the call (child._tampering)"
