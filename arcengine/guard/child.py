@@ -564,19 +564,22 @@ def run_spec_file(spec_path: str) -> int:
     try:
         raw = json.loads(Path(spec_path).read_text(encoding="utf-8"))
         result_path = str(raw["result"])
+        # The token proves a result came from here; the spec goes before any candidate code can read it.
+        token = raw.pop("token", None)
+        Path(spec_path).unlink(missing_ok=True)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"unreadable spec {spec_path}: {exc}", file=sys.stderr)
         return 2
     try:
         spec = parse_spec(raw)
     except SpecError as exc:
-        write_result(result_path, _spec_failure(f"bad spec: {exc}"))
+        write_result(result_path, {**_spec_failure(f"bad spec: {exc}"), "token": token})
         return 0
     try:
         payload = run_profile(spec) if spec.mode == "profile" else Evaluation(spec).run()
     except BaseException as exc:  # run() is not meant to raise; a result file is still owed
         payload = _spec_failure(f"harness crashed: {describe_exception(exc)}")
-    write_result(result_path, payload)
+    write_result(result_path, {**payload, "token": token})
     return 0
 
 

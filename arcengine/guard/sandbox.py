@@ -19,6 +19,7 @@ import json
 import os
 import re
 import resource
+import secrets
 import shutil
 import signal
 import subprocess
@@ -140,6 +141,7 @@ class _Files:
     spec: Path
     result: Path
     stderr: Path
+    token: str  # known to the harness, not to candidate code: a result without it was forged
 
 
 @contextlib.contextmanager
@@ -147,9 +149,10 @@ def _child_files(spec: dict[str, Any]) -> Iterator[_Files]:
     """A private directory with the spec (its ``result`` path filled in) and an empty working directory."""
     with tempfile.TemporaryDirectory(prefix="arcengine-guard-") as tmp:
         root = Path(tmp)
-        files = _Files(root, root / "work", root / "spec.json", root / "result.json", root / "stderr.txt")
+        token = secrets.token_hex(16)
+        files = _Files(root, root / "work", root / "spec.json", root / "result.json", root / "stderr.txt", token)
         files.workdir.mkdir()
-        files.spec.write_text(json.dumps({**spec, "result": str(files.result)}))
+        files.spec.write_text(json.dumps({**spec, "result": str(files.result), "token": token}))
         yield files
 
 
@@ -160,6 +163,10 @@ def _outcome(files: _Files, returncode: int | None, timed_out: bool, seconds: fl
             result = json.loads(files.result.read_text())
         except (OSError, ValueError):
             result = None
+        if result is not None and result.pop("token", None) != files.token:
+            # The harness deletes the spec (and its token) before candidate code runs: this result is forged.
+            result = None
+            note = f"{note}\nthe result file does not carry the harness's token: written by candidate code".strip()
     try:
         tail = files.stderr.read_text(errors="replace")
     except OSError:  # a forked child that died before opening it

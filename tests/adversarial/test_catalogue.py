@@ -52,11 +52,6 @@ GAPS = {
         "the seal compares function identities, so swapping compare_outputs.__code__ goes unseen and zeros pass; "
         "record and compare __code__ (and __defaults__/__kwdefaults__) of watched functions (HarnessSeal)"
     ),
-    "scale/forge_result_file": (
-        "the child's result path is predictable (../result.json, also named in ../spec.json); a candidate writes a "
-        "forged pass and exits 0, and the forged result is judged (10x); the parent should only accept a result "
-        "carrying a nonce the candidate cannot read, or a pipe written before the candidate is imported (sandbox.py)"
-    ),
 }
 
 

@@ -68,3 +68,17 @@ def test_secret_values_are_redacted_from_text(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-123456")
     text = redact_secrets("candidate raised KeyError: 'sk-canary-123456' (line 3)")
     assert "sk-canary-123456" not in text and "<OPENAI_API_KEY redacted>" in text
+
+
+async def test_a_result_written_by_candidate_code_is_not_believed(tmp_path: Path) -> None:
+    # The candidate writes a perfect result where the harness would, then leaves before the harness can.
+    candidate = tmp_path / "forge.py"
+    candidate.write_text(scale_source(
+        "import json, pathlib\n"
+        "result = pathlib.Path('..', 'result.json')\n"
+        "result.write_text(json.dumps({'ok': True, 'correct': True, 'workloads': []}))\n"
+        "import os\nleave = getattr(os, '_' + 'exit')\nleave(0)"))
+    async with ChildLauncher("cpu") as launcher:
+        outcome = await launcher.run(_spec(candidate), device="cpu", timeout_s=120)
+    assert outcome.result is None
+    assert "token" in (outcome.failure() or "")
