@@ -315,6 +315,7 @@ class _Watch:
     name: str
     value: object
     static: bool  # class attribute, read without descriptors so identity is stable
+    code: object = None  # a function's code object: swapping __code__ keeps the function's identity
 
 
 class HarnessSeal:
@@ -333,24 +334,32 @@ class HarnessSeal:
         for name, value in list(vars(module).items()):
             # Module data changes legitimately (lazy state); functions and classes must not.
             if callable(value) and (wanted is None or name in wanted):
-                self._watches.append(_Watch(f"{module.__name__}.{name}", module, name, value, False))
+                self._watches.append(_Watch(f"{module.__name__}.{name}", module, name, value, False, _code(value)))
+                if isinstance(value, type) and value.__module__ == module.__name__:
+                    self.watch_class(value)  # the harness's own classes: their methods are harness too
 
     def watch_class(self, cls: type) -> None:
         for name in dir(cls):
             value = inspect.getattr_static(cls, name, _MISSING)
             if value is not _MISSING:
-                self._watches.append(_Watch(f"{cls.__qualname__}.{name}", cls, name, value, True))
+                self._watches.append(_Watch(f"{cls.__qualname__}.{name}", cls, name, value, True, _code(value)))
 
     def broken(self) -> str | None:
         """A one-line reason if anything watched changed, else None."""
         for watch in self._watches:
-            if _current(watch) is not watch.value:
+            current = _current(watch)
+            if current is not watch.value or _code(current) is not watch.code:
                 return f"candidate patched harness function {watch.label}"
         now = read_settings()
         for key, before in self._settings.items():
             if now.get(key) != before:
                 return f"candidate changed torch setting {key} from {before!r} to {now.get(key)!r}"
         return None
+
+
+def _code(value: object) -> object:
+    function = getattr(value, "__func__", value)  # methods, classmethods and staticmethods wrap a function
+    return getattr(function, "__code__", None)
 
 
 def _current(watch: _Watch) -> object:
@@ -373,6 +382,9 @@ def read_settings() -> dict[str, object]:
         "cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
         "default_dtype": torch.get_default_dtype,
         "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
+        # A mode pushed by the candidate would intercept every torch call, the checker's own included.
+        "torch_function_modes": torch._C._len_torch_function_stack,
+        "torch_dispatch_modes": torch._C._len_torch_dispatch_stack,
     }
     values: dict[str, object] = {}
     with warnings.catch_warnings():

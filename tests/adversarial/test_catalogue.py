@@ -35,22 +35,9 @@ CPU_ENTRIES = [entry for entry in ENTRIES if entry.cpu and entry.ci and not entr
 
 # Entries the guard does not catch yet: what it did, and where the fix belongs.
 GAPS = {
-    "scale/torch_function_mode": (
-        "a TorchFunctionMode pushed at import rewrites the checker's own <= and != and zeros pass; the seal should "
-        "require empty torch function/dispatch mode stacks after import and after every call (correctness.py), "
-        "and compare under torch._C.DisableTorchFunction"
-    ),
     "scale/native_thread_left_running": (
         "threads started with _thread are not in threading.enumerate(); count native threads "
         "(/proc/self/task or _thread._count()) before and after the call (child._tampering)"
-    ),
-    "scale/patch_harness_timer_class": (
-        "the seal watches module attributes and torch classes, not the harness's own classes (CpuTimer.time "
-        "patched, 10x speedup reported); watch_class every class of the harness modules (correctness.default_seal)"
-    ),
-    "scale/patch_compare_code_object": (
-        "the seal compares function identities, so swapping compare_outputs.__code__ goes unseen and zeros pass; "
-        "record and compare __code__ (and __defaults__/__kwdefaults__) of watched functions (HarnessSeal)"
     ),
 }
 

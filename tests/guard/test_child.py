@@ -567,3 +567,26 @@ def test_matched_ratio_forgives_rounding_not_wrong_values() -> None:
     skipped[-1] = 0.0  # one element simply not computed
     comparison = compare_tensor(skipped, ref, TOL)
     assert not comparison.ok and "off by" in comparison.failure and "(1999,)" in comparison.failure
+
+
+def test_seal_sees_swapped_code_objects_class_methods_and_function_modes() -> None:
+    import types
+
+    module = types.ModuleType("harness_under_test")
+    exec("def compare(a, b):\n    return a == b\n\nclass Timer:\n    def time(self):\n        return 1.0\n",
+         module.__dict__)
+    seal = correctness.HarnessSeal()
+    seal.watch_module(module)
+    assert seal.broken() is None
+    module.compare.__code__ = (lambda a, b: True).__code__  # same function object, new body
+    assert "compare" in (seal.broken() or "")
+
+    seal = correctness.HarnessSeal()
+    seal.watch_module(module)
+    module.Timer.time = lambda self: 0.0
+    assert "Timer.time" in (seal.broken() or "")
+
+    seal = correctness.HarnessSeal()
+    with torch.overrides.TorchFunctionMode():
+        assert "torch_function_modes" in (seal.broken() or "")
+    assert seal.broken() is None
