@@ -27,7 +27,7 @@ def decisions_by_candidate(run_dir: Path) -> dict[str, CandidateDecided]:
 async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
     from arcengine.config import CampaignConfig
 
-    config = CampaignConfig(problem="rmsnorm", device="cpu", out=tmp_path, agents=3, budget=20, plateau=None)
+    config = CampaignConfig(problem="rmsnorm", device="cpu", out=tmp_path, agents=3, budget=20, plateau=None, seeds=3)
     summary = await Campaign(config).run()
     run_dir = Path(summary["run_dir"])
 
