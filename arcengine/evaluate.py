@@ -10,6 +10,7 @@ import anyio
 from arcengine.bus import Bus
 from arcengine.events import CandidateDecided
 from arcengine.guard.decision import Thresholds
+from arcengine.guard.gate import check_source
 from arcengine.guard.service import Guard
 from arcengine.problem import Problem
 
@@ -18,12 +19,15 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
                         timeout_s: float = 600.0) -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference, and the device kind it ran on."""
     guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=seeds, timeout_s=timeout_s)
+    source = candidate.read_text(encoding="utf-8")
+    submission = {"candidate_id": candidate.stem, "agent_id": "eval", "source": source,
+                  "candidate_path": candidate.resolve(), "incumbent_path": None}
+    if not check_source(source).ok:  # the gate's REJECT needs no device: answer at once
+        return await guard.submit(**submission), "no device (rejected by the gate)"
     await guard.profile(device)
     async with anyio.create_task_group() as workers:
         workers.start_soon(guard.work)
-        decided = await guard.submit(candidate_id=candidate.stem, agent_id="eval",
-                                     source=candidate.read_text(encoding="utf-8"),
-                                     candidate_path=candidate.resolve(), incumbent_path=None)
+        decided = await guard.submit(**submission)
         workers.cancel_scope.cancel()
     return decided, guard.device
 
