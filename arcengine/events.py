@@ -40,6 +40,9 @@ class WorkloadResult(BaseModel):
     incumbent_time_us: float | None = None
     speedup: float | None = None
     sol_score: float | None = None
+    reps: int | None = None  # timed rounds
+    rel_se: float | None = None  # relative standard error of the candidate's median
+    harness: dict[str, float] = Field(default_factory=dict)  # how the timer itself behaved (head start, ...)
 
 
 class _Event(BaseModel):

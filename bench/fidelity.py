@@ -11,6 +11,7 @@ import datetime
 import json
 import platform
 import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,21 +31,30 @@ def cv(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
 
 
-async def guard_times(problem: Problem, kernel: Path, device: str, repeats: int) -> dict[int, list[float]]:
-    """Per workload index, the candidate's median time in each of ``repeats`` fresh children."""
+@dataclass
+class GuardRuns:
+    times: dict[int, list[float]] = field(default_factory=dict)  # per workload, the median of each child
+    harness: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # per workload, each child's timer
+    phases: list[dict[str, float]] = field(default_factory=list)  # per child, where its wall time went
+
+
+async def guard_times(problem: Problem, kernel: Path, device: str, repeats: int) -> GuardRuns:
+    """The candidate measured in ``repeats`` fresh children."""
     guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
     await guard.profile(device)
-    times: dict[int, list[float]] = {}
+    runs = GuardRuns()
     async with anyio.create_task_group() as workers:
         workers.start_soon(guard.work)
         for k in range(repeats):
             decided = await guard.submit(candidate_id=f"fidelity-{k}", agent_id="bench", source=kernel.read_text(),
                                          candidate_path=kernel, incumbent_path=None)
             assert decided.correct, decided.reason
+            runs.phases.append({"total": decided.guard_seconds, **decided.guard_phases})
             for w in decided.workloads:
-                times.setdefault(w.index, []).append(w.time_us or float("nan"))
+                runs.times.setdefault(w.index, []).append(w.time_us or float("nan"))
+                runs.harness.setdefault(w.index, []).append({"reps": w.reps, "rel_se": w.rel_se, **w.harness})
         workers.cancel_scope.cancel()
-    return times
+    return runs
 
 
 def do_bench_times(problem: Problem, kernel: Path, device: str, repeats: int) -> dict[int, list[float]]:
@@ -74,12 +84,13 @@ def main() -> None:
     configure_logging(None)
     problem = load_problem(args.problem)
     kernel = (args.kernel or problem.seed_path).resolve()
-    guard = anyio.run(guard_times, problem, kernel, args.device, args.repeats)
+    runs = anyio.run(guard_times, problem, kernel, args.device, args.repeats)
     bench = do_bench_times(problem, kernel, args.device, args.repeats) if args.device == "cuda" else {}
     rows: list[dict[str, Any]] = []
     for workload in problem.workloads_for(args.device):
-        g = guard[workload.index]
+        g = runs.times[workload.index]
         rows.append({"axes": workload.axes, "held_out": workload.held_out, "guard_us": g,
+                     "guard_harness": runs.harness[workload.index],
                      "guard_median_us": statistics.median(g), "guard_cv": cv(g),
                      "do_bench_us": bench.get(workload.index), "do_bench_cv": cv(bench.get(workload.index, []))})
     long = [r for r in rows if r["guard_median_us"] >= 20]
@@ -91,6 +102,7 @@ def main() -> None:
         "command": f"python bench/fidelity.py {args.problem} OUT --repeats {args.repeats} --device {args.device}",
         "headline": {"max_cv_kernels_20us_or_more": max((r["guard_cv"] for r in long), default=None),
                      "workloads_20us_or_more": len(long)},
+        "guard_phases_s": runs.phases,
         "workloads": rows,
     }
     args.out.write_text(json.dumps(result, indent=2))

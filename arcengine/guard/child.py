@@ -39,6 +39,7 @@ MODULE_NAMES = {
     "incumbent": "arcengine_guard_incumbent",
 }
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
+SEAL_AUDIT_SHARE = 0.25  # of the timed candidate calls, those after which the harness seal is checked
 
 
 class SpecError(ValueError):
@@ -183,6 +184,7 @@ class WorkloadRecord:
     reps: int | None = None
     rel_se: float | None = None
     paired_ratios: list[float] = field(default_factory=list)
+    harness: dict[str, float] = field(default_factory=dict)
 
     def absorb(self, comparison: Comparison) -> None:
         """Keep the worst error and the lowest matched ratio over the seeds."""
@@ -236,11 +238,11 @@ class Evaluation:
 
     def _timed(self, stage: str, step: Callable[[], bool]) -> bool:
         self.stage = stage
-        started = perf_counter()
+        started, compile_before = perf_counter(), self.seconds.get("compile", 0.0)
         try:
             return step()
-        finally:
-            self.seconds[stage] = perf_counter() - started
+        finally:  # the candidate's first calls (JIT compilation) are a phase of their own
+            self.seconds[stage] = perf_counter() - started - (self.seconds.get("compile", 0.0) - compile_before)
 
     # ------------------------------------------------------------ load
 
@@ -337,7 +339,10 @@ class Evaluation:
         expected = self._reference_run(correctness.snapshot_inputs(inputs))
         self._sync()
         correctness.poison_allocator(correctness.output_tensors(expected), self.device)
+        called = perf_counter()
         out, failure = self._call_candidate(inputs)
+        if twice:  # a workload's first call: the candidate's JIT compiles its kernels for these shapes here
+            self.seconds["compile"] = self.seconds.get("compile", 0.0) + perf_counter() - called
         if failure is not None:
             return failure
         failure = self._tampering()
@@ -406,6 +411,7 @@ class Evaluation:
         failure = measured.audit_failure or self._tampering()
         if failure is None:
             self._record_times(record, measured)
+            record.harness = {**timer.diagnostics(), "side_stream_us": measured.side_stream_us.get("candidate", 0.0)}
         return failure
 
     def _fresh_inputs(self, workload: Workload) -> timing.Prepare:
@@ -413,14 +419,22 @@ class Evaluation:
         against the reference run afterwards on a copy taken before the call, so neither an address- or
         value-keyed cache nor a kernel that degrades after a few calls survives timing."""
         base = _POOL_SEED_BASE + 100_003 * workload.index
+        audits = random.Random(f"{self.spec.rng_seed}:seal:{workload.index}")
 
         def prepare(role: str, call: int) -> tuple[Sequence[object], timing.Check | None]:
             inputs = self._make_inputs(workload, base + call)
             if role != "candidate":
                 return inputs, None
             before = correctness.snapshot_inputs(inputs)
+            # The seal costs milliseconds, so it is checked on a random share of the timed calls: a candidate
+            # that patches the checker for a wrong call and restores it before the next one is caught on
+            # 1 - (1 - SEAL_AUDIT_SHARE)**k of its k wrong calls.
+            audit_seal = audits.random() < SEAL_AUDIT_SHARE
 
             def check(out: object) -> str | None:
+                tampered = self._tampering() if audit_seal else None
+                if tampered is not None:
+                    return tampered
                 expected = self._reference_run(before)
                 comparison = correctness.compare_outputs(out, expected, self.spec.tolerance)
                 return comparison.failure
@@ -497,7 +511,7 @@ class Evaluation:
             "workloads": [asdict(record) for record in self.records],
             "incumbent_failure": self.incumbent_failure,
             "device": self.device_info,
-            "seconds": {key: self.seconds.get(key, 0.0) for key in ("load", "correctness", "timing")},
+            "seconds": {key: self.seconds.get(key, 0.0) for key in ("load", "compile", "correctness", "timing")},
         }
 
 

@@ -64,7 +64,8 @@ def _measured(entry: dict[str, Any], workload: Workload, floor: float) -> Worklo
         index=workload.index, axes=workload.axes, held_out=workload.held_out,
         correct=bool(entry.get("correct")), failure=entry.get("failure"), max_abs_err=entry.get("max_abs_err"),
         time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.get("incumbent_time_us"),
-        speedup=speedup, sol_score=sol,
+        speedup=speedup, sol_score=sol, reps=entry.get("reps"), rel_se=entry.get("rel_se"),
+        harness=entry.get("harness") or {},
     )
 
 

@@ -460,8 +460,8 @@ def _refusal(hello: dict[str, Any], pid: int) -> str | None:
         return f"zygote could not import the guard child: {failed['arcengine.guard.child']}"
     if hello.get("cuda_initialized"):
         return "CUDA was initialised in the zygote before any fork"
-    if hello.get("libcuda_loaded"):
-        return "the CUDA driver library was loaded in the zygote before any fork"
+    if hello.get("cuda_driver_initialized"):
+        return "the CUDA driver was initialised in the zygote before any fork"
     return None
 
 

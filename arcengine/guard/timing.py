@@ -12,10 +12,11 @@ import gc
 import math
 import random
 import statistics
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from time import perf_counter, perf_counter_ns
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import torch
 
@@ -75,11 +76,19 @@ def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig
 # ---------------------------------------------------------------- timers
 
 
+class Timed(NamedTuple):
+    us: float  # the call's own time (on CUDA: in its stream)
+    tail_us: float  # on CUDA: from the call's stream end until the whole device was idle and the host saw it
+    out: object
+
+
 class Timer(Protocol):
     def sync(self) -> None: ...
 
-    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
-        """Call fn(*args) once; return (microseconds, output)."""
+    def diagnostics(self) -> dict[str, float]: ...
+
+    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
+        """Call fn(*args) once."""
         ...
 
 
@@ -89,11 +98,14 @@ class CpuTimer:
     def sync(self) -> None:
         return None
 
-    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
+    def diagnostics(self) -> dict[str, float]:
+        return {}
+
+    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         start = perf_counter_ns()
         out = fn(*args)
         end = perf_counter_ns()
-        return (end - start) / 1e3, out
+        return Timed((end - start) / 1e3, 0.0, out)
 
 
 def l2_bytes(device: torch.device) -> int | None:
@@ -117,21 +129,23 @@ class L2Flusher:
         self._buffer.zero_()
 
 
-HEAD_START_CYCLES = 100_000  # GPU busy-wait after the flush (~50 us at 2 GHz): the host enqueues the call meanwhile
-CALIBRATION_CALLS = 64
-GAP_SLACK_US = 2.0  # jitter of the harness's own sync latency, never charged to a call
+HEAD_START_US = 100.0  # GPU busy-wait after the flush: the host enqueues the call meanwhile
+MAX_HEAD_START_US = 5000.0  # a call whose host side is slower than this pays for it (its GPU really waits)
+ENQUEUE_WINDOW = 16  # the head start follows the slowest of the last calls' host sides
+SPIN_UP_SECONDS = 0.05  # busy GPU before timing, so clocks have left their idle state
 
 
 class CudaTimer:
     """CUDA events around the call, after an L2 flush, with a device-wide sync before the end event.
 
-    Two harness costs are kept out of the time, and nothing of the call's own work is:
-    - the host's launch latency: after the flush the GPU busy-waits briefly, so the call is already
-      enqueued when the start event fires;
-    - the host's sync latency: the end event is recorded after ``torch.cuda.synchronize()`` (so work the
-      call left on other streams counts), which adds the time for the host to see the sync and record the
-      event. That gap is measured on empty calls when the timer is built; a call is charged its in-stream
-      time plus whatever device-wide work outlived it beyond that gap.
+    The call is charged its own stream's time; two harness costs are kept out of it:
+    - the host's launch latency: after the flush the GPU busy-waits, so the call is already enqueued when the
+      start event fires. The wait follows the host: twice the slowest of the last calls' enqueue times (from
+      HEAD_START_US up to MAX_HEAD_START_US), so a slow host never reads as a slow kernel;
+    - the host's sync latency: the end event is recorded after ``torch.cuda.synchronize()``, so the tail from
+      the call's stream end to the end event holds any work the call left on other streams plus the host's
+      jitter. The tail is returned apart; `Interleaved.charge_side_streams` charges it only to a function whose
+      tails are longer than the others' in the same rounds (same host, same jitter).
     """
 
     def __init__(self, device: torch.device, flusher: L2Flusher | None = None) -> None:
@@ -139,33 +153,59 @@ class CudaTimer:
         self._start = torch.cuda.Event(enable_timing=True)
         self._stream_end = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
-        self.sync_gap_us = 0.0
-        gaps = [self._measure(_nothing, ())[1] for _ in range(CALIBRATION_CALLS)]
-        self.sync_gap_us = statistics.median(gaps)
+        self.cycles_per_us = 2000.0  # a guess until measured, on clocks that have ramped up
+        self.spin_up(SPIN_UP_SECONDS)
+        self.cycles_per_us = self._sleep_rate()
+        self.head_start_us = HEAD_START_US
+        self.starved_calls = 0  # calls whose host side outlasted the head start (their GPU waited)
+        self.max_enqueue_us = 0.0
+        self._enqueues: deque[float] = deque(maxlen=ENQUEUE_WINDOW)
+
+    def _sleep_rate(self) -> float:
+        """GPU clock cycles per microsecond of `torch.cuda._sleep`, measured (at least 1000: 1 GHz)."""
+        cycles = 1_000_000
+        torch.cuda._sleep(cycles // 10)  # first launch loads the kernel
+        self._start.record()
+        torch.cuda._sleep(cycles)
+        self._end.record()
+        self._end.synchronize()
+        elapsed_us = self._start.elapsed_time(self._end) * 1e3
+        return max(1000.0, cycles / elapsed_us) if elapsed_us > 0 else 2000.0
+
+    def spin_up(self, seconds: float) -> None:
+        """Keep the GPU busy for a while, so its clocks ramp up before anything is timed."""
+        torch.cuda._sleep(int(seconds * 1e6 * self.cycles_per_us))
+        torch.cuda.synchronize()
 
     def sync(self) -> None:
         torch.cuda.synchronize()
 
-    def _measure(self, fn: Fn, args: Sequence[object]) -> tuple[float, float, object]:
-        """(in-stream microseconds, device-wide minus in-stream microseconds, output)."""
+    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         self._flusher.flush()
-        torch.cuda._sleep(HEAD_START_CYCLES)
+        torch.cuda._sleep(int(self.head_start_us * self.cycles_per_us))
+        enqueue_started = perf_counter()
         self._start.record()
         out = fn(*args)
         self._stream_end.record()
-        torch.cuda.synchronize()  # device-wide: kernels the call put on other streams count
+        enqueue_us = (perf_counter() - enqueue_started) * 1e6
+        torch.cuda.synchronize()  # device-wide: kernels the call put on other streams end before the end event
         self._end.record()
         self._end.synchronize()
-        in_stream = self._start.elapsed_time(self._stream_end) * 1e3
-        return in_stream, self._stream_end.elapsed_time(self._end) * 1e3, out
+        self._adapt(enqueue_us)
+        return Timed(self._start.elapsed_time(self._stream_end) * 1e3,
+                     self._stream_end.elapsed_time(self._end) * 1e3, out)
 
-    def time(self, fn: Fn, args: Sequence[object]) -> tuple[float, object]:
-        in_stream, tail, out = self._measure(fn, args)
-        return in_stream + max(0.0, tail - self.sync_gap_us - GAP_SLACK_US), out
+    def _adapt(self, enqueue_us: float) -> None:
+        if enqueue_us > self.head_start_us:
+            self.starved_calls += 1
+        self.max_enqueue_us = max(self.max_enqueue_us, enqueue_us)
+        self._enqueues.append(enqueue_us)
+        self.head_start_us = min(MAX_HEAD_START_US, max(HEAD_START_US, 2 * max(self._enqueues)))
 
-
-def _nothing() -> None:
-    return None
+    def diagnostics(self) -> dict[str, float]:
+        """How the harness itself behaved, for the record: a reader can tell a noisy host from a noisy kernel."""
+        return {"head_start_us": self.head_start_us, "starved_calls": self.starved_calls,
+                "max_enqueue_us": self.max_enqueue_us, "sleep_cycles_per_us": self.cycles_per_us}
 
 
 def make_timer(device: torch.device) -> Timer:
@@ -184,10 +224,32 @@ class CallError(Exception):
         self.error = error
 
 
+SIDE_STREAM_SLACK_US = 3.0  # tails this much longer than the shortest role's are work left on other streams
+
+
 @dataclass
 class Interleaved:
     samples: dict[str, list[float]] = field(default_factory=dict)
+    tails: dict[str, list[float]] = field(default_factory=dict)
+    side_stream_us: dict[str, float] = field(default_factory=dict)  # per role charged: its median excess tail
     audit_failure: str | None = None
+
+    def charge_side_streams(self) -> None:
+        """Add to each call of a role the tail beyond the baseline, if that role's tails are longer.
+
+        Every role's tail holds the host's sync jitter; only work left on other streams makes one role's
+        tails longer than the others' in the same interleaved rounds. The baseline is the shortest median
+        tail: the reference's, unless another role is shorter still."""
+        medians = {role: statistics.median(t) for role, t in self.tails.items() if t}
+        if not medians:
+            return
+        baseline = min(medians.values())
+        for role, median in medians.items():
+            excess = median - baseline
+            if excess > SIDE_STREAM_SLACK_US:
+                self.side_stream_us[role] = excess
+                self.samples[role] = [us + max(0.0, tail - baseline)
+                                      for us, tail in zip(self.samples[role], self.tails[role], strict=True)]
 
     @property
     def rounds(self) -> int:
@@ -233,7 +295,7 @@ def time_interleaved(
     """
     roles = list(fns)
     calls = _warm_up(fns, prepare, timer, config.warmup, config.warmup_seconds)
-    result = Interleaved(samples={role: [] for role in roles})
+    result = Interleaved(samples={role: [] for role in roles}, tails={role: [] for role in roles})
     gc.collect()
     gc.disable()  # a collection inside a timed call would be charged to whoever was running
     try:
@@ -244,6 +306,7 @@ def time_interleaved(
                 break
     finally:
         gc.enable()
+    result.charge_side_streams()
     return result
 
 
@@ -253,7 +316,7 @@ def _warm_up(fns: Mapping[str, Fn], prepare: Prepare, timer: Timer, warmup: int,
         started = perf_counter()
         done = 0
         while done < warmup or perf_counter() - started < warmup_seconds:
-            _call(role, fn, prepare(role, call)[0])
+            _call(role, timer, fn, prepare(role, call)[0])  # through the timer: its head start adapts too
             call += 1
             done += 1
         timer.sync()
@@ -272,11 +335,9 @@ def _round(
     for role in order:
         inputs, check = prepare(role, call)
         call += 1
-        try:
-            elapsed_us, out = timer.time(fns[role], inputs)
-        except Exception as exc:
-            raise CallError(role, exc) from exc
+        elapsed_us, tail_us, out = _call(role, timer, fns[role], inputs)
         result.samples[role].append(elapsed_us)
+        result.tails[role].append(tail_us)
         if check is not None:
             failure = check(out)
             if failure is not None:
@@ -287,8 +348,8 @@ def _round(
     return call
 
 
-def _call(role: str, fn: Fn, args: Sequence[object]) -> None:
+def _call(role: str, timer: Timer, fn: Fn, args: Sequence[object]) -> Timed:
     try:
-        fn(*args)
+        return timer.time(fn, args)
     except Exception as exc:
         raise CallError(role, exc) from exc

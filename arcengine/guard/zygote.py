@@ -10,7 +10,7 @@ must be the first process to create a context), then serves one JSON object per 
 and answers one JSON object per line on stdout:
 
     {"event": "ready", "pid": ..., "preloaded": [...], "failed": {module: error}, "cuda_initialized": false,
-     "libcuda_loaded": false}                                     (once, after the imports)
+     "libcuda_loaded": false, "cuda_driver_initialized": false}    (once, after the imports)
     {"event": "started", "id": 7, "pid": 1234}                    (the child is in its own session)
     {"event": "exited", "id": 7, "pid": 1234, "returncode": -11}  (negative: killed by that signal)
     {"event": "error", "id": 7, "error": "..."}                   (no child was started)
@@ -92,6 +92,7 @@ class Zygote:
             # torch.cuda.is_initialized() only reads a flag; it creates no context.
             "cuda_initialized": bool(torch is not None and torch.cuda.is_initialized()),
             "libcuda_loaded": _libcuda_loaded(),
+            "cuda_driver_initialized": _driver_initialized(),
         }
 
     def install_signals(self) -> None:
@@ -301,6 +302,23 @@ def _libcuda_loaded() -> bool:
             return any("libcuda.so" in line for line in maps)
     except OSError:
         return False
+
+
+_CUDA_SUCCESS = 0  # what any driver call returns once cuInit has run (3, NOT_INITIALIZED, before)
+
+
+def _driver_initialized() -> bool:
+    """Whether cuInit has run in this process. Only that makes forking unsafe: torch builds that link the
+    driver library map it at import without initialising it. The probe is a driver call that fails (and
+    initialises nothing) before cuInit."""
+    if not _libcuda_loaded():
+        return False
+    try:
+        driver = ctypes.CDLL("libcuda.so.1", mode=os.RTLD_NOLOAD)  # the library already mapped, never a new one
+    except OSError:
+        return True  # mapped under another name and not reachable: assume the worst
+    count = ctypes.c_int(0)
+    return int(driver.cuDeviceGetCount(ctypes.byref(count))) == _CUDA_SUCCESS
 
 
 def _prctl() -> Any:

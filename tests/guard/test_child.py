@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -293,6 +294,31 @@ def test_time_interleaved_reports_which_role_raised() -> None:
     assert caught.value.role == "candidate"
 
 
+class _TailTimer:
+    """A timer whose calls report the tail the function returns: 10 us in stream, jittery host tails."""
+
+    def __init__(self) -> None:
+        self.jitter = random.Random(1)
+
+    def sync(self) -> None:
+        return None
+
+    def diagnostics(self) -> dict[str, float]:
+        return {}
+
+    def time(self, fn: timing.Fn, args: Sequence[object]) -> timing.Timed:
+        return timing.Timed(10.0, 20.0 + self.jitter.uniform(0, 8) + float(fn(*args)), None)  # type: ignore[arg-type]
+
+
+def test_work_left_on_other_streams_is_charged_and_host_jitter_is_not() -> None:
+    fns = {"reference": lambda: 0.0, "candidate": lambda: 40.0, "incumbent": lambda: 0.0}
+    config = timing.TimingConfig(warmup=0, min_reps=50, max_reps=50)
+    result = timing.time_interleaved(fns, timing.cycling([()]), _TailTimer(), config, random.Random(0))
+    assert set(result.side_stream_us) == {"candidate"}
+    assert 45 < result.median_us("candidate") < 55  # 10 in stream + about 40 on another stream
+    assert result.median_us("reference") == result.median_us("incumbent") == 10.0  # jitter is nobody's
+
+
 def test_parse_spec_and_helpers() -> None:
     with pytest.raises(SpecError):
         parse_spec({"mode": "evaluate", "device": "tpu", "result": "r"})
@@ -318,7 +344,7 @@ def test_correct_candidate_passes_with_paired_times(tmp_path: Path) -> None:
         assert len(workload["paired_ratios"]) == workload["reps"]
     assert result["workloads"][1]["held_out"] is True
     assert result["device"]["kind"] == "cpu" and result["device"]["torch"] == torch.__version__
-    assert set(result["seconds"]) == {"load", "correctness", "timing"}
+    assert set(result["seconds"]) == {"load", "compile", "correctness", "timing"}
     assert time.monotonic() - started < 30
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from arcengine.guard import child, sandbox
+from arcengine.guard import child, sandbox, zygote
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, run_child
 from tests.conftest import SCALE, scale_source
 
@@ -440,6 +440,8 @@ async def test_killed_engine_takes_zygote_and_child_with_it(tmp_path: Path) -> N
     "import json; print(json.dumps({'event': 'ready', 'pid': 0}), flush=True); input()",  # not who it says
     "import json, os; print(json.dumps({'event': 'ready', 'pid': os.getpid(), 'cuda_initialized': True}),"
     " flush=True); input()",  # forking now would break CUDA in every child
+    "import json, os; print(json.dumps({'event': 'ready', 'pid': os.getpid(), 'cuda_driver_initialized': True}),"
+    " flush=True); input()",  # cuInit ran (say, a library initialised the driver at import)
 ])
 async def test_zygote_that_cannot_serve_falls_back_to_cold(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
@@ -452,6 +454,13 @@ async def test_zygote_that_cannot_serve_falls_back_to_cold(
             assert outcome.failure() is None and outcome.result and outcome.result["correct"]
         assert launcher.launches == {"cold": 2} and launcher.zygote_pid is None
         assert launcher.cold_reason is not None
+
+
+def test_a_mapped_but_uninitialised_driver_does_not_stop_forking() -> None:
+    # torch builds that link the driver map it at import; only an initialised driver makes fork unsafe
+    hello = {"event": "ready", "pid": 7, "libcuda_loaded": True, "cuda_driver_initialized": False}
+    assert sandbox._refusal(hello, 7) is None
+    assert zygote._driver_initialized() is False  # this process never ran cuInit
 
 
 async def test_launcher_must_be_entered(tmp_path: Path) -> None:
