@@ -188,6 +188,11 @@ class CudaTimer:
         out = fn(*args)
         self._stream_end.record()
         enqueue_us = (perf_counter() - enqueue_started) * 1e6
+        # Spin until the call's stream is done: the host's wake-up latency then does not depend on how long
+        # it waited (the driver's own wait turns from spinning to yielding after a while, which would make a
+        # fast-launching call's tail look longer than a slow-launching one's).
+        while not self._stream_end.query():
+            pass
         torch.cuda.synchronize()  # device-wide: kernels the call put on other streams end before the end event
         self._end.record()
         self._end.synchronize()
