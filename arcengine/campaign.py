@@ -154,7 +154,7 @@ class Campaign:
         self.guard = Guard(
             self.problem, self.bus, Thresholds(self.config.margin, self.config.near_band),
             seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
-            cache_dir=self.run_dir / "kernel-cache")
+            cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib)
         try:
             await self._run()
         finally:

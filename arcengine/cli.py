@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import traceback
@@ -26,6 +27,9 @@ from arcengine.skills import SkillError
 USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, EventLogError)
 
 DEVICE = click.Choice(["auto", "cpu", "cuda"])
+child_memory_option = click.option(
+    "--child-memory", type=click.FloatRange(min=0, min_open=True), metavar="GIB",
+    help="Resident host memory a candidate's process may use before it is killed [half the machine's].")
 json_option = click.option("--json", "json_output", is_flag=True,
                            help="Print one JSON object on stdout and nothing else.")
 problem_argument = click.argument("problem")
@@ -63,16 +67,17 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--target", type=float, help="Stop once the best reaches this speedup over the reference.")
 @click.option("--plateau", type=int, help="Stop when every agent has gone this many candidates without a KEEP [12].")
 @click.option("--seeds", type=int, help="Correctness seeds per workload [5].")
+@child_memory_option
 @json_option
 def run(problem: str, agents: int | None, budget: int | None, model: str | None, memory: str | None,
         memory_cap: str | None, device: str | None, out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
-        json_output: bool) -> None:
+        child_memory: float | None, json_output: bool) -> None:
     """Run a campaign headless: a line per decision, a progress line, and a summary."""
     settings = build_config(config_file, {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "memory": memory,
         "memory_cap": memory_cap, "device": device, "out": out, "time_limit_s": time_limit,
-        "target_speedup": target, "plateau": plateau, "seeds": seeds,
+        "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
     })
     stream = sys.stderr if json_output else sys.stdout
     campaign = Campaign(settings, display=HeadlessDisplay(stream))
@@ -94,13 +99,18 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
 @click.argument("candidate", type=click.Path(path_type=Path))
 @click.option("--device", type=DEVICE, default="auto", show_default=True)
 @click.option("--seeds", type=int, default=5, show_default=True, help="Correctness seeds per workload.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              metavar="SECONDS", help="Wall clock for the candidate's process.")
+@child_memory_option
 @json_option
-def eval_command(problem: str, candidate: Path, device: str, seeds: int, json_output: bool) -> None:
+def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, child_memory: float | None,
+                 json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
     loaded = load_problem(problem)
     if not candidate.is_file():
         raise ProblemError(f"candidate {candidate} does not exist")
-    decided, used = anyio.run(evaluate_file, loaded, candidate, device, seeds)
+    decided, used = anyio.run(functools.partial(evaluate_file, loaded, candidate, device, seeds=seeds,
+                                                timeout_s=timeout, memory_limit_gib=child_memory))
     document = verdict_json(decided)
     if json_output:
         _emit_json(document)

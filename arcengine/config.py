@@ -32,6 +32,8 @@ class CampaignConfig(BaseModel):
     target_speedup: float | None = Field(None, gt=0)
     time_limit_s: float | None = Field(None, gt=0)
     candidate_timeout_s: float = Field(300.0, gt=0, description="wall clock per guard child")
+    child_memory_gib: float | None = Field(None, gt=0, description="resident host memory per guard child "
+                                           "[half the machine's]")
     seeds: int = Field(5, ge=1, le=32, description="correctness seeds per workload")
     rng_seed: int = 0
     max_relaunches: int = Field(3, ge=0)

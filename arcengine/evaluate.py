@@ -16,9 +16,11 @@ from arcengine.problem import Problem
 
 
 async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: int = 5,
-                        timeout_s: float = 600.0) -> tuple[CandidateDecided, str]:
+                        timeout_s: float = 600.0, memory_limit_gib: float | None = None,
+                        ) -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference, and the device kind it ran on."""
-    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=seeds, timeout_s=timeout_s)
+    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=seeds, timeout_s=timeout_s,
+                  memory_limit_gib=memory_limit_gib)
     source = candidate.read_text(encoding="utf-8")
     submission = {"candidate_id": candidate.stem, "agent_id": "eval", "source": source,
                   "candidate_path": candidate.resolve(), "incumbent_path": None}

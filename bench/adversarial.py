@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import functools
 import json
 import os
 import platform
@@ -37,16 +36,7 @@ ADVERSARIAL = ROOT / "tests" / "adversarial"
 CATALOGUE = ADVERSARIAL / "catalogue.toml"
 VERDICTS = ("reject", "fail", "pass")
 
-# `arcengine eval` has a fixed 600 s guard timeout and no flag for it; entries that hang are run through this shim,
-# which gives the guard the entry's own timeout and then runs the real command line unchanged.
-_WITH_TIMEOUT = (
-    "import functools, sys\n"
-    "import arcengine.cli as cli\n"
-    "import arcengine.evaluate as evaluate\n"
-    "cli.evaluate_file = functools.partial(evaluate.evaluate_file, timeout_s=float(sys.argv.pop(1)))\n"
-    "cli.main()\n"
-)
-GUARD_DEFAULT_TIMEOUT_S = 600.0
+GUARD_DEFAULT_TIMEOUT_S = 600.0  # what `arcengine eval` uses without --timeout
 OUTER_MARGIN_S = 240.0  # device profiling (up to 180 s) and process start, beyond the guard's own limit
 CANARY_NAMES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ARCENGINE_CANARY_TOKEN")
 
@@ -68,6 +58,7 @@ class Entry:
     timeout_s: float | None = None  # the guard's wall-clock limit for this entry (entries that hang)
     skip: str | None = None  # why it does not run by default
     ci: bool = True  # False: left out of the CPU test run (its time budget); the bench still runs it
+    child_memory_gib: float | None = None  # the guard's host-memory limit for this entry (memory bombs)
 
     @property
     def problem_argument(self) -> str:
@@ -102,6 +93,7 @@ def _entry(raw: Mapping[str, Any], index: int) -> Entry:
             timeout_s=float(timeout) if timeout is not None else None,
             skip=str(raw["skip"]) if raw.get("skip") else None,
             ci=bool(raw.get("ci", True)),
+            child_memory_gib=float(raw["child_memory_gib"]) if "child_memory_gib" in raw else None,
         )
     except KeyError as error:
         raise CatalogueError(f"{where}: missing {error.args[0]!r}") from None
@@ -115,25 +107,14 @@ def load_catalogue(path: Path = CATALOGUE) -> list[Entry]:
 # ---------------------------------------------------------------- running one entry
 
 
-@functools.cache
-def eval_has_timeout_flag(python: str = sys.executable) -> bool:
-    """Whether `arcengine eval` takes --timeout (then the shim is not needed)."""
-    try:
-        done = subprocess.run([python, "-m", "arcengine.cli", "eval", "--help"], capture_output=True, text=True,
-                              cwd=ROOT, timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--timeout" in done.stdout
-
-
 def eval_command(entry: Entry, device: str, timeout_s: float | None = None, python: str = sys.executable) -> list[str]:
-    """The command line that judges `entry`: `arcengine eval ... --json`, with the guard's timeout if it has one."""
+    """The command line that judges `entry`: `arcengine eval ... --json`, with its limits if it has any."""
     args = ["eval", entry.problem_argument, str(entry.path), "--device", device, "--json"]
-    if timeout_s is None:
-        return [python, "-m", "arcengine.cli", *args]
-    if eval_has_timeout_flag(python):
-        return [python, "-m", "arcengine.cli", *args, "--timeout", f"{timeout_s:g}"]
-    return [python, "-c", _WITH_TIMEOUT, f"{timeout_s:g}", *args]
+    if timeout_s is not None:
+        args += ["--timeout", f"{timeout_s:g}"]
+    if entry.child_memory_gib is not None:
+        args += ["--child-memory", f"{entry.child_memory_gib:g}"]
+    return [python, "-m", "arcengine.cli", *args]
 
 
 def canary_environment(base: Mapping[str, str] | None = None) -> tuple[dict[str, str], tuple[str, ...]]:

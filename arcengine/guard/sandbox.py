@@ -181,6 +181,41 @@ def _cpu_limit(timeout_s: float) -> int:
     return int(timeout_s * (os.cpu_count() or 1)) + 30
 
 
+MEMORY_POLL_S = 0.05
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def default_memory_limit() -> int | None:
+    """Half the machine's memory: a child past it is killed before the kernel's OOM killer picks a victim."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * _PAGE_BYTES // 2
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def resident_bytes(pid: int) -> int | None:
+    """The process's resident memory (None once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * _PAGE_BYTES
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
+    """Kill the child's group once its resident memory passes ``limit``; say so in ``breaches``.
+
+    Polled rather than set as an rlimit: RLIMIT_AS and RLIMIT_DATA count the address space that CUDA reserves,
+    which is far larger than anything resident, and cgroups need privileges a user may not have."""
+    while (resident := resident_bytes(pid)) is not None:
+        if resident > limit:
+            _kill_group(pid)
+            breaches.append(f"host memory limit exceeded: {resident / 2**30:.1f} GiB resident, "
+                            f"limit {limit / 2**30:.1f} GiB (process group killed)")
+            return
+        await anyio.sleep(MEMORY_POLL_S)
+
+
 def _limits(timeout_s: float) -> dict[str, int]:
     """Resource limits of a child, by ``resource`` name; both launch paths apply exactly these."""
     return {"RLIMIT_CPU": _cpu_limit(timeout_s), "RLIMIT_CORE": 0}
@@ -196,20 +231,24 @@ async def run_child(
     timeout_s: float,
     env_extra: dict[str, str] | None = None,
     launcher: ChildLauncher | None = None,
+    memory_limit: int | None = None,
 ) -> ChildOutcome:
     """Run ``python -m arcengine.guard.child`` on ``spec`` (its ``result`` path is filled in here).
 
-    With a ``launcher``, the child is forked by its zygote; without one, it is spawned cold.
+    With a ``launcher``, the child is forked by its zygote (under the launcher's memory limit); without one, it
+    is spawned cold, killed if its resident memory passes ``memory_limit`` bytes.
     """
     if launcher is not None:
         return await launcher.run(spec, device=device, timeout_s=timeout_s, env_extra=env_extra)
     with _child_files(spec) as files:
-        return await _run_cold(files, scrubbed_environment(device, files.workdir, env_extra), timeout_s)
+        env = scrubbed_environment(device, files.workdir, env_extra)
+        return await _run_cold(files, env, timeout_s, memory_limit)
 
 
-async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float) -> ChildOutcome:
+async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float, memory_limit: int | None) -> ChildOutcome:
     started = time.monotonic()
     timed_out = False
+    breaches: list[str] = []
     with files.stderr.open("wb") as stderr:
         process = await anyio.open_process(
             [*network_isolation(), sys.executable, "-m", "arcengine.guard.child", str(files.spec)],
@@ -219,13 +258,17 @@ async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float) -> Chi
         try:
             _limit_resources(process.pid, timeout_s)
             with anyio.move_on_after(timeout_s) as scope:
-                await process.wait()
+                async with anyio.create_task_group() as watchers:
+                    if memory_limit is not None:
+                        watchers.start_soon(_enforce_memory, process.pid, memory_limit, breaches)
+                    await process.wait()
+                    watchers.cancel_scope.cancel()
             timed_out = scope.cancelled_caught
         finally:
             _kill_group(process.pid)  # also reaps helpers the candidate left behind
             with anyio.CancelScope(shield=True):
                 await process.wait()
-    return _outcome(files, process.returncode, timed_out, time.monotonic() - started)
+    return _outcome(files, process.returncode, timed_out, time.monotonic() - started, "\n".join(breaches))
 
 
 def _limit_resources(pid: int, timeout_s: float) -> None:
@@ -266,6 +309,12 @@ class _Request:
             self.error = reason
             self.started.set()
             self.done.set()
+
+
+async def _watch_request_memory(request: _Request, limit: int, breaches: list[str]) -> None:
+    await request.started.wait()
+    if request.pid is not None:
+        await _enforce_memory(request.pid, limit, breaches)
 
 
 class _Zygote:
@@ -391,12 +440,14 @@ class _Zygote:
 
     # ------------------------------------------------------------ one child
 
-    async def run(self, files: _Files, env: dict[str, str], timeout_s: float) -> ChildOutcome | None:
+    async def run(self, files: _Files, env: dict[str, str], timeout_s: float,
+                  memory_limit: int | None) -> ChildOutcome | None:
         """The child's outcome, or None when no child was started (the caller spawns it cold)."""
         if self.dead:
             return None
         request = _Request(next(self._ids))
         self.pending[request.ident] = request
+        breaches: list[str] = []
         message = {"op": "spawn", "id": request.ident, "spec": str(files.spec), "cwd": str(files.workdir),
                    "stderr": str(files.stderr), "env": env, "limits": _limits(timeout_s)}
         started = time.monotonic()
@@ -405,7 +456,11 @@ class _Zygote:
             if not await self._send(message):
                 request.abandon(self.reason or "the zygote is gone")
             with anyio.move_on_after(timeout_s) as scope:
-                await request.done.wait()
+                async with anyio.create_task_group() as watchers:
+                    if memory_limit is not None:
+                        watchers.start_soon(_watch_request_memory, request, memory_limit, breaches)
+                    await request.done.wait()
+                    watchers.cancel_scope.cancel()
             timed_out = scope.cancelled_caught
         finally:
             with anyio.CancelScope(shield=True):
@@ -416,7 +471,7 @@ class _Zygote:
             return None
         if request.returncode is None and not timed_out:  # the zygote died while the child ran
             return _outcome(files, None, False, seconds, f"arcengine: {request.error}; the child's group was killed")
-        return _outcome(files, request.returncode, timed_out, seconds)
+        return _outcome(files, request.returncode, timed_out, seconds, "\n".join(breaches))
 
     async def _finish(self, request: _Request) -> None:
         """Kill the child's group (leftover helpers included) and wait until the zygote has reaped it."""
@@ -477,8 +532,9 @@ class ChildLauncher:
     """
 
     def __init__(self, device: str = "cpu", *, use_zygote: bool = True,
-                 start_timeout_s: float = ZYGOTE_START_TIMEOUT_S) -> None:
+                 start_timeout_s: float = ZYGOTE_START_TIMEOUT_S, memory_limit: int | None = None) -> None:
         self.device = device  # the zygote imports Triton in this device's mode (interpreter on the CPU)
+        self.memory_limit = memory_limit  # bytes resident per child; None: unlimited
         self.start_timeout_s = start_timeout_s
         self.cold_reason: str | None = None if use_zygote else "the zygote is disabled"
         self.launches: Counter[str] = Counter()  # "zygote" / "cold"
@@ -528,7 +584,7 @@ class ChildLauncher:
             zygote = await self._serving()
             reason = zygote.compatible(env) if zygote is not None else None
             if zygote is not None and reason is None:
-                outcome = await zygote.run(files, env, timeout_s)
+                outcome = await zygote.run(files, env, timeout_s, self.memory_limit)
                 if outcome is not None:
                     self.launches["zygote"] += 1
                     return outcome
@@ -536,7 +592,7 @@ class ChildLauncher:
             if reason is not None:
                 log.info("guard.cold_spawn", reason=reason)
             self.launches["cold"] += 1
-            return await _run_cold(files, env, timeout_s)
+            return await _run_cold(files, env, timeout_s, self.memory_limit)
 
     async def _serving(self) -> _Zygote | None:
         """The live zygote, started or restarted as needed; None when children must be spawned cold."""

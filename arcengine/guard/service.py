@@ -18,7 +18,7 @@ from arcengine.bus import Bus
 from arcengine.events import CandidateDecided, DeviceProfiled
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
-from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, redact_secrets, run_child
+from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, default_memory_limit, redact_secrets, run_child
 from arcengine.problem import Problem, Workload
 
 log = structlog.get_logger()
@@ -51,8 +51,11 @@ class _Job:
 
 class Guard:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
-                 timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None) -> None:
+                 timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None,
+                 memory_limit_gib: float | None = None) -> None:
         self.problem = problem
+        # A child whose resident memory passes this is killed (and fails with that reason).
+        self.memory_limit = int(memory_limit_gib * 2**30) if memory_limit_gib else default_memory_limit()
         self.bus = bus
         self.thresholds = thresholds
         self.seeds = seeds
@@ -69,7 +72,7 @@ class Guard:
     async def profile(self, requested: str) -> DeviceProfiled:
         """Resolve the device ('auto' takes the GPU if there is one) and measure its ceilings."""
         outcome = await run_child({"mode": "profile", "device": requested}, device=requested,
-                                  timeout_s=PROFILE_TIMEOUT_S)
+                                  timeout_s=PROFILE_TIMEOUT_S, memory_limit=self.memory_limit)
         failure = outcome.failure()
         if failure or not outcome.result or not outcome.result.get("ok"):
             detail = failure or (outcome.result or {}).get("failure") or "no ceilings measured"
@@ -101,7 +104,7 @@ class Guard:
     async def work(self) -> None:
         """A worker: drain the queue forever (run one per device; cancel to stop). Its children are forked
         from its own warm parent, so torch is imported once per worker, not once per candidate."""
-        async with ChildLauncher(self.device) as launcher:
+        async with ChildLauncher(self.device, memory_limit=self.memory_limit) as launcher:
             await self._drain(launcher)
 
     async def _drain(self, launcher: ChildLauncher) -> None:

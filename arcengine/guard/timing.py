@@ -8,6 +8,7 @@ synchronised before the end event, so work left on side streams is counted.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import math
 import random
@@ -153,6 +154,7 @@ class CudaTimer:
         self._start = torch.cuda.Event(enable_timing=True)
         self._stream_end = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
+        self._reset_persisting_l2 = _persisting_l2_reset()
         self.cycles_per_us = 2000.0  # a guess until measured, on clocks that have ramped up
         self.spin_up(SPIN_UP_SECONDS)
         self.cycles_per_us = self._sleep_rate()
@@ -181,6 +183,8 @@ class CudaTimer:
         torch.cuda.synchronize()
 
     def time(self, fn: Fn, args: Sequence[object]) -> Timed:
+        if self._reset_persisting_l2 is not None:  # lines a stream's access policy pinned would survive a flush
+            self._reset_persisting_l2()
         self._flusher.flush()
         torch.cuda._sleep(int(self.head_start_us * self.cycles_per_us))
         enqueue_started = perf_counter()
@@ -210,7 +214,18 @@ class CudaTimer:
     def diagnostics(self) -> dict[str, float]:
         """How the harness itself behaved, for the record: a reader can tell a noisy host from a noisy kernel."""
         return {"head_start_us": self.head_start_us, "starved_calls": self.starved_calls,
+                "persisting_l2_reset": float(self._reset_persisting_l2 is not None),
                 "max_enqueue_us": self.max_enqueue_us, "sleep_cycles_per_us": self.cycles_per_us}
+
+
+def _persisting_l2_reset() -> Callable[[], object] | None:
+    """The driver's cuCtxResetPersistingL2Cache for the current context, if it answers; else None."""
+    try:
+        reset = ctypes.CDLL("libcuda.so.1").cuCtxResetPersistingL2Cache
+    except (OSError, AttributeError):
+        return None
+    reset.restype = ctypes.c_int
+    return reset if reset() == 0 else None
 
 
 def make_timer(device: torch.device) -> Timer:

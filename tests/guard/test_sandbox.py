@@ -82,3 +82,14 @@ async def test_a_result_written_by_candidate_code_is_not_believed(tmp_path: Path
         outcome = await launcher.run(_spec(candidate), device="cpu", timeout_s=120)
     assert outcome.result is None
     assert "token" in (outcome.failure() or "")
+
+
+@pytest.mark.parametrize("zygote", [True, False])
+async def test_a_child_past_its_memory_limit_is_killed_with_that_reason(tmp_path: Path, zygote: bool) -> None:
+    candidate = tmp_path / "hoard.py"
+    candidate.write_text(scale_source("hoard = [bytearray(1 << 28) for _ in range(16)]\nreturn x * 2 + 1"))
+    async with ChildLauncher("cpu", use_zygote=zygote, memory_limit=2**30) as launcher:
+        outcome = await launcher.run(_spec(candidate), device="cpu", timeout_s=120)
+    assert outcome.result is None
+    assert "host memory limit exceeded" in (outcome.failure() or ""), outcome.failure()
+    assert launcher.launches == {"zygote" if zygote else "cold": 1}

@@ -1,7 +1,6 @@
 # ruff: noqa
 """Allocates host memory until something gives: 1 GiB bytearrays (zero-filled, so really resident) up to 64 GiB.
-Only safe where the sandbox limits the child's memory (RLIMIT_DATA or a cgroup), when it must end in a MemoryError
-verdict instead of the OOM killer picking a victim on the machine. Skipped by default."""
+The guard must kill it at its host-memory limit, before the kernel's OOM killer picks a victim on the machine."""
 
 import torch
 
