@@ -2,13 +2,14 @@
 entry, the verdict the guard should give against the one it gave.
 
     python bench/adversarial.py OUT.json [--device cuda|cpu] [--only NAME ...] [--include-unsafe]
-                                         [--hang-timeout S] [--entry-timeout S]
+                                         [--hang-timeout S] [--entry-timeout S] [--jobs N]
 
 Every entry runs in its own `arcengine eval` process with API-key canaries in its environment; a verdict that quotes a
 canary counts as a leak (not caught, whatever the verdict). One entry failing, hanging or crashing never stops the
 run: each has a wall-clock limit, and OUT.json is rewritten after every entry, so a run cut short still leaves its
 figures. On `--device cuda` every entry runs, the GPU-only ones included; on cpu the GPU-only ones are skipped.
-Entries marked `skip` (the host memory bomb while the sandbox sets no memory limit) run only with --include-unsafe.
+Entries marked `skip` run only with --include-unsafe. With --jobs N, N entries are judged at once (on one GPU they
+share it); an entry not caught then is judged again alone.
 
 The test suite (tests/adversarial/test_catalogue.py) imports this file for the same loading, running and judging.
 """
@@ -26,6 +27,7 @@ import sys
 import time
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -244,9 +246,19 @@ def _headline(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "not_caught": missed, "leaks": [r["name"] for r in ran if r["got"]["leaked"]]}
 
 
+def _judge(entry: Entry, device: str, env: Mapping[str, str], canaries: Sequence[str], hang_timeout_s: float,
+           entry_timeout_s: float | None) -> Outcome:
+    timeout = max(entry.timeout_s, hang_timeout_s) if entry.timeout_s is not None else None
+    try:
+        return run_entry(entry, device, env, canaries, timeout_s=timeout, outer_timeout_s=entry_timeout_s)
+    except Exception as error:  # never stop the run for one entry
+        return Outcome("error", f"runner error: {type(error).__name__}: {error}", None, 0.0)
+
+
 def run_benchmark(out: Path, device: str, only: Sequence[str], unsafe: bool, hang_timeout_s: float,
-                  entry_timeout_s: float | None, command: str) -> dict[str, Any]:
-    entries = load_catalogue()
+                  entry_timeout_s: float | None, command: str, jobs: int = 1) -> dict[str, Any]:
+    """Judge the selected entries, ``jobs`` at a time; an entry not caught while others shared the device is
+    judged again alone (contention can slow a child past its timeout, never make a cheat look honest)."""
     env, canaries = canary_environment()
     document: dict[str, Any] = {
         "benchmark": "adversarial catalogue",
@@ -258,23 +270,47 @@ def run_benchmark(out: Path, device: str, only: Sequence[str], unsafe: bool, han
         "headline": {},
         "entries": [],
     }
-    rows: list[dict[str, Any]] = []
-    for entry, skipped in _selected(entries, device, only, unsafe):
-        outcome = None
-        if not skipped:
-            timeout = max(entry.timeout_s, hang_timeout_s) if entry.timeout_s is not None else None
-            try:
-                outcome = run_entry(entry, device, env, canaries, timeout_s=timeout, outer_timeout_s=entry_timeout_s)
-            except Exception as error:  # never stop the run for one entry
-                outcome = Outcome("error", f"runner error: {type(error).__name__}: {error}", None, 0.0)
-            if document["device"] is None and outcome.document and outcome.document.get("device"):
+    selected = _selected(load_catalogue(), device, only, unsafe)
+    outcomes: dict[str, Outcome] = {}
+
+    def judge(entry: Entry) -> Outcome:
+        return _judge(entry, device, env, canaries, hang_timeout_s, entry_timeout_s)
+
+    def report(entry: Entry, outcome: Outcome, note: str = "") -> None:
+        status = "caught" if mismatch(entry, outcome) is None else "NOT CAUGHT"
+        print(f"{entry.name:<44} {status:<10} {outcome.verdict}: {redact(outcome.reason, canaries)[:110]}{note}",
+              flush=True)
+
+    retried: set[str] = set()
+
+    def save() -> None:  # after every entry, so a run cut short still leaves its figures
+        rows = []
+        for entry, skipped in selected:
+            outcome = outcomes.get(entry.name)
+            if outcome is None and not skipped:
+                continue  # not judged yet
+            if document["device"] is None and outcome and outcome.document and outcome.document.get("device"):
                 document["device"] = outcome.document["device"]
-        rows.append(_record(entry, outcome, skipped, canaries))
-        status = "skipped" if skipped else "caught" if rows[-1]["caught"] else "NOT CAUGHT"
-        got = f"{outcome.verdict}: {redact(outcome.reason, canaries)[:110]}" if outcome else skipped
-        print(f"{entry.name:<44} {status:<10} {got}", flush=True)
-        document["entries"], document["headline"] = rows, _headline(rows)
+            rows.append({**_record(entry, outcome, skipped, canaries), "judged_again_alone": entry.name in retried})
+        document["entries"], document["headline"] = rows, {**_headline(rows), "jobs": jobs}
         out.write_text(json.dumps(document, indent=2))
+
+    runnable = [entry for entry, skipped in selected if not skipped]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(judge, entry): entry for entry in runnable}
+        for future in as_completed(futures):
+            entry = futures[future]
+            outcomes[entry.name] = future.result()
+            report(entry, outcomes[entry.name])
+            save()
+    if jobs > 1:
+        for entry in runnable:
+            if mismatch(entry, outcomes[entry.name]) is not None:
+                outcomes[entry.name] = judge(entry)
+                retried.add(entry.name)
+                report(entry, outcomes[entry.name], " (judged again, alone)")
+                save()
+    save()
     return document
 
 
@@ -288,11 +324,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="minimum guard timeout for entries that hang (compiling on a GPU takes time) [90]")
     parser.add_argument("--entry-timeout", type=float, default=None,
                         help="wall-clock limit per entry [guard timeout + 240 s]")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="entries judged at once; a miss is judged again alone [1]")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     command = " ".join([Path(sys.executable).name, *sys.argv]) if argv is None else " ".join(argv)
     document = run_benchmark(args.out, args.device, args.only, args.include_unsafe, args.hang_timeout,
-                             args.entry_timeout, command)
+                             args.entry_timeout, command, args.jobs)
     print(json.dumps(document["headline"], indent=2))
     return 0
 
