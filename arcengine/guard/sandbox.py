@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -216,6 +216,15 @@ async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
         await anyio.sleep(MEMORY_POLL_S)
 
 
+async def _wait_watched(wait: Callable[[], Awaitable[object]], watch: Callable[[], Awaitable[None]] | None) -> None:
+    """Await ``wait()`` with ``watch()`` (if any) running beside it until then."""
+    async with anyio.create_task_group() as watchers:
+        if watch is not None:
+            watchers.start_soon(watch)
+        await wait()
+        watchers.cancel_scope.cancel()
+
+
 def _limits(timeout_s: float) -> dict[str, int]:
     """Resource limits of a child, by ``resource`` name; both launch paths apply exactly these."""
     return {"RLIMIT_CPU": _cpu_limit(timeout_s), "RLIMIT_CORE": 0}
@@ -258,11 +267,9 @@ async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float, memory
         try:
             _limit_resources(process.pid, timeout_s)
             with anyio.move_on_after(timeout_s) as scope:
-                async with anyio.create_task_group() as watchers:
-                    if memory_limit is not None:
-                        watchers.start_soon(_enforce_memory, process.pid, memory_limit, breaches)
-                    await process.wait()
-                    watchers.cancel_scope.cancel()
+                watch = (functools.partial(_enforce_memory, process.pid, memory_limit, breaches)
+                         if memory_limit is not None else None)
+                await _wait_watched(process.wait, watch)
             timed_out = scope.cancelled_caught
         finally:
             _kill_group(process.pid)  # also reaps helpers the candidate left behind
@@ -456,11 +463,9 @@ class _Zygote:
             if not await self._send(message):
                 request.abandon(self.reason or "the zygote is gone")
             with anyio.move_on_after(timeout_s) as scope:
-                async with anyio.create_task_group() as watchers:
-                    if memory_limit is not None:
-                        watchers.start_soon(_watch_request_memory, request, memory_limit, breaches)
-                    await request.done.wait()
-                    watchers.cancel_scope.cancel()
+                watch = (functools.partial(_watch_request_memory, request, memory_limit, breaches)
+                         if memory_limit is not None else None)
+                await _wait_watched(request.done.wait, watch)
             timed_out = scope.cancelled_caught
         finally:
             with anyio.CancelScope(shield=True):
