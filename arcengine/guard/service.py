@@ -119,24 +119,25 @@ class Guard:
             if not job.future.done():
                 job.future.set_result(decided)
 
-    def _spec(self, job: _Job) -> dict[str, Any]:
+    def child_spec(self, candidate_path: Path, incumbent_path: Path | None, order: int) -> dict[str, Any]:
+        """What a child needs to judge one candidate (the launcher adds where to write the result)."""
         return {
             "mode": "evaluate",
             "device": self.device,
             "reference": str(self.problem.reference_path),
-            "candidate": str(job.candidate_path),
-            "incumbent": str(job.incumbent_path) if job.incumbent_path else None,
+            "candidate": str(candidate_path),
+            "incumbent": str(incumbent_path) if incumbent_path else None,
             "workloads": [{"index": w.index, "axes": w.axes, "held_out": w.held_out} for w in self.workloads],
             "tolerance": vars(self.problem.tolerance),
             "seeds": list(range(self.seeds)),
             "distributions": list(self.problem.distributions),
             "deterministic": self.problem.deterministic,
             "timing": TIMING[self.device],
-            "rng_seed": self.rng_seed + job.priority[1],
+            "rng_seed": self.rng_seed + order,
         }
 
     async def _run_once(self, job: _Job, launcher: ChildLauncher, attempt: int) -> tuple[Verdict, ChildOutcome]:
-        spec = self._spec(job)
+        spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1])
         spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
         outcome = await launcher.run(spec, device=self.device, timeout_s=self.timeout_s, env_extra=self._env)
         failure = outcome.failure()

@@ -1,0 +1,52 @@
+"""Where a guard child's time goes: one evaluation (the seed against itself as incumbent, as in a campaign) run
+in this process under cProfile; prints the child's phases and the functions that cost the most.
+
+    python bench/profile_child.py PROBLEM [--device cuda] [--kernel K.py] [--top 40] [--out PROFILE.txt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+from pathlib import Path
+
+from arcengine.bus import Bus
+from arcengine.guard.child import Evaluation, parse_spec
+from arcengine.guard.decision import Thresholds
+from arcengine.guard.service import Guard
+from arcengine.problem import load_problem
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("problem")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--kernel", type=Path, help="the candidate [the problem's seed]")
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--out", type=Path, help="also write the report here")
+    args = parser.parse_args()
+    problem = load_problem(args.problem)
+    kernel = (args.kernel or problem.seed_path).resolve()
+    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
+    guard.device = args.device
+    spec = parse_spec({**guard.child_spec(kernel, problem.seed_path.resolve(), 1), "result": "/dev/null"})
+    profiler = cProfile.Profile()
+    result = profiler.runcall(Evaluation(spec).run)
+    report = io.StringIO()
+    report.write(json.dumps({"ok": result.get("ok"), "failure": result.get("failure"),
+                             "seconds": result.get("seconds")}, indent=1) + "\n")
+    for record in result.get("workloads", []):  # type: ignore[union-attr]
+        report.write(f"{record.get('axes')} reps={record.get('reps')} time_us={record.get('time_us')} "
+                     f"harness={record.get('harness')}\n")
+    for key in ("tottime", "cumulative"):
+        pstats.Stats(profiler, stream=report).sort_stats(key).print_stats(args.top)
+    print(report.getvalue())
+    if args.out:
+        args.out.write_text(report.getvalue())
+
+
+if __name__ == "__main__":
+    main()
