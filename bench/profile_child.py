@@ -1,5 +1,6 @@
 """Where a guard child's time goes: one evaluation (the seed against itself as incumbent, as in a campaign) run
-in this process under cProfile; prints the child's phases and the functions that cost the most.
+in this process under cProfile, after the zygote's warm-up, as a forked child starts; prints the child's phases
+and the functions that cost the most.
 
     python bench/profile_child.py PROBLEM [--device cuda] [--kernel K.py] [--top 40] [--out PROFILE.txt]
 """
@@ -17,6 +18,7 @@ from arcengine.bus import Bus
 from arcengine.guard.child import Evaluation, parse_spec
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
+from arcengine.guard.zygote import warm_up
 from arcengine.problem import load_problem
 
 
@@ -32,6 +34,7 @@ def main() -> None:
     kernel = (args.kernel or problem.seed_path).resolve()
     guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
     guard.device = args.device
+    warm_up()
     spec = parse_spec({**guard.child_spec(kernel, problem.seed_path.resolve(), 1), "result": "/dev/null"})
     profiler = cProfile.Profile()
     result = profiler.runcall(Evaluation(spec).run)

@@ -11,6 +11,7 @@ import builtins
 import copy
 import inspect
 import math
+import operator
 import random
 import time
 import warnings
@@ -328,13 +329,14 @@ class HarnessSeal:
     def __init__(self) -> None:
         self._watches: list[_Watch] = []
         self._settings = read_settings()
+        self._plan: _SealPlan | None = None
 
     def watch_module(self, module: ModuleType, names: Iterable[str] | None = None) -> None:
         wanted = set(names) if names is not None else None
         for name, value in list(vars(module).items()):
             # Module data changes legitimately (lazy state); functions and classes must not.
             if callable(value) and (wanted is None or name in wanted):
-                self._watches.append(_Watch(f"{module.__name__}.{name}", module, name, value, False, _code(value)))
+                self._add(_Watch(f"{module.__name__}.{name}", module, name, value, False, _code(value)))
                 if isinstance(value, type) and value.__module__ == module.__name__:
                     self.watch_class(value)  # the harness's own classes: their methods are harness too
 
@@ -342,19 +344,88 @@ class HarnessSeal:
         for name in dir(cls):
             value = inspect.getattr_static(cls, name, _MISSING)
             if value is not _MISSING:
-                self._watches.append(_Watch(f"{cls.__qualname__}.{name}", cls, name, value, True, _code(value)))
+                self._add(_Watch(f"{cls.__qualname__}.{name}", cls, name, value, True, _code(value)))
+
+    def _add(self, watch: _Watch) -> None:
+        self._watches.append(watch)
+        self._plan = None
 
     def broken(self) -> str | None:
         """A one-line reason if anything watched changed, else None."""
-        for watch in self._watches:
-            current = _current(watch)
-            if current is not watch.value or _code(current) is not watch.code:
-                return f"candidate patched harness function {watch.label}"
+        if self._plan is None:
+            self._plan = _SealPlan(self._watches)
+        if not self._plan.intact():
+            changed = self._first_change()
+            if changed is not None:
+                return changed
+            self._plan = _SealPlan(self._watches)  # names moved without changing what they resolve to
         now = read_settings()
         for key, before in self._settings.items():
             if now.get(key) != before:
                 return f"candidate changed torch setting {key} from {before!r} to {now.get(key)!r}"
         return None
+
+    def _first_change(self) -> str | None:
+        for watch in self._watches:
+            current = _current(watch)
+            if current is not watch.value or _code(current) is not watch.code:
+                return f"candidate patched harness function {watch.label}"
+        return None
+
+
+class _SealPlan:
+    """The seal's watches compiled into C-level lookups, so the check costs about a millisecond for the tens of
+    thousands of names watched (it runs after a share of the timed calls): per namespace one itemgetter and an
+    identity map; per class the names that no class earlier in its MRO may gain; the code objects by identity."""
+
+    def __init__(self, watches: Sequence[_Watch]) -> None:
+        names: dict[int, tuple[Mapping[str, object], list[str], list[object]]] = {}  # by the namespace's owner
+        absent: dict[int, tuple[type, set[str]]] = {}
+        self.mros: list[tuple[type, tuple[type, ...]]] = []
+        self.functions: tuple[list[object], list[object]] = ([], [])  # plain functions, their code objects
+        self.wrapped: tuple[list[object], list[object]] = ([], [])  # methods and static/classmethods, their code
+        for watch in watches:
+            owner, namespace, shadows = self._namespace(watch)
+            entry = names.setdefault(id(owner), (namespace, [], []))
+            entry[1].append(watch.name)
+            entry[2].append(watch.value)
+            for klass in shadows:
+                absent.setdefault(id(klass), (klass, set()))[1].add(watch.name)
+            if watch.code is not None:
+                target = self.wrapped if hasattr(watch.value, "__func__") else self.functions
+                target[0].append(watch.value)
+                target[1].append(watch.code)
+        # itemgetter of one key returns the bare value: doubling a lone key keeps every lookup a tuple.
+        self.lookups = [(namespace, operator.itemgetter(*keys, *keys[:1]), (*values, *values[:1]))
+                        for namespace, keys, values in names.values()]
+        self.mros = list({id(owner): (owner, mro) for owner, mro in self.mros}.values())
+        self.absent = [(klass, frozenset(keys)) for klass, keys in absent.values()]
+
+    def _namespace(self, watch: _Watch) -> tuple[object, Mapping[str, object], list[type]]:
+        """Whose namespace holds the watched value, that namespace, and the classes that could shadow it."""
+        if not watch.static:
+            return watch.owner, vars(watch.owner), []
+        mro: tuple[type, ...] = watch.owner.__mro__  # type: ignore[attr-defined]
+        self.mros.append((watch.owner, mro))  # type: ignore[arg-type]
+        for depth, klass in enumerate(mro):
+            if watch.name in klass.__dict__:
+                return klass, klass.__dict__, list(mro[:depth])
+        return watch.owner, {}, list(mro)
+
+    def intact(self) -> bool:
+        try:
+            for namespace, lookup, expected in self.lookups:
+                if not all(map(operator.is_, lookup(namespace), expected)):
+                    return False
+        except KeyError:
+            return False
+        if any(not keys.isdisjoint(klass.__dict__.keys()) for klass, keys in self.absent):
+            return False
+        if any(owner.__mro__ != mro for owner, mro in self.mros):
+            return False
+        plain, wrapped = self.functions, self.wrapped
+        return (all(map(operator.is_, map(operator.attrgetter("__code__"), plain[0]), plain[1]))
+                and all(map(operator.is_, map(operator.attrgetter("__func__.__code__"), wrapped[0]), wrapped[1])))
 
 
 def _code(value: object) -> object:
@@ -363,9 +434,8 @@ def _code(value: object) -> object:
 
 
 def _current(watch: _Watch) -> object:
+    """What inspect.getattr_static finds now: on a class, the first class in the MRO that defines the name."""
     if watch.static:
-        # What inspect.getattr_static finds on a class, without its per-call overhead (this runs for tens of
-        # thousands of names before every comparison): the first class in the MRO that defines the name.
         for klass in watch.owner.__mro__:  # type: ignore[attr-defined]
             namespace = klass.__dict__
             if watch.name in namespace:

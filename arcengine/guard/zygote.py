@@ -70,19 +70,8 @@ class Zygote:
     # ------------------------------------------------------------ start
 
     def preload(self) -> dict[str, Any]:
-        preloaded: list[str] = []
-        failed: dict[str, str] = {}
-        for name in PRELOAD:
-            try:
-                importlib.import_module(name)
-                preloaded.append(name)
-            except BaseException as exc:  # a broken optional package must not stop the zygote
-                failed[name] = f"{type(exc).__name__}: {exc}"
+        preloaded, failed = warm_up()
         self.child_module = sys.modules.get(REQUIRED)
-        # The imported modules' objects go to the permanent generation: a child's collections then neither skip
-        # nor touch them, so they stay shared with the zygote instead of being copied page by page.
-        gc.collect()
-        gc.freeze()
         torch = sys.modules.get("torch")
         return {
             "event": "ready",
@@ -268,6 +257,33 @@ class Zygote:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def warm_up() -> tuple[list[str], dict[str, str]]:
+    """Import what every child needs and do the CUDA-free work its first compilation would repeat; returns the
+    modules imported and those that failed (with why). Also used by bench/profile_child.py to profile a child
+    as the zygote forks it."""
+    preloaded: list[str] = []
+    failed: dict[str, str] = {}
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+            preloaded.append(name)
+        except BaseException as exc:  # a broken optional package must not stop the zygote
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    # Triton hashes its own sources (about a second of file reads) before a process's first compilation; the
+    # result is cached per process, so hashing here saves it in every child. Triton's worker pools do the same.
+    triton_key = getattr(sys.modules.get("triton.runtime.cache"), "triton_key", None)
+    if callable(triton_key):
+        try:
+            triton_key()
+        except Exception as exc:
+            failed["triton_key"] = f"{type(exc).__name__}: {exc}"
+    # The imported modules' objects go to the permanent generation: a child's collections then neither skip
+    # nor touch them, so they stay shared with the zygote instead of being copied page by page.
+    gc.collect()
+    gc.freeze()
+    return preloaded, failed
 
 
 def _ignore(signum: int, frame: object) -> None:

@@ -616,3 +616,22 @@ def test_seal_sees_swapped_code_objects_class_methods_and_function_modes() -> No
     with torch.overrides.TorchFunctionMode():
         assert "torch_function_modes" in (seal.broken() or "")
     assert seal.broken() is None
+
+
+def test_seal_sees_a_base_method_shadowed_on_a_subclass_and_forgives_a_harmless_reassignment() -> None:
+    import types
+
+    module = types.ModuleType("harness_under_test")
+    exec("class Base:\n    def time(self):\n        return 1.0\n    @staticmethod\n    def now():\n        return 2.0\n"
+         "class Timer(Base):\n    pass\n", module.__dict__)
+    seal = correctness.HarnessSeal()
+    seal.watch_module(module)
+    assert seal.broken() is None
+    module.Timer.time = lambda self: 0.0  # Base.time untouched, but Timer().time() now answers 0
+    assert "Timer.time" in (seal.broken() or "")
+    del module.Timer.time
+    assert seal.broken() is None
+    module.Timer.time = module.Base.__dict__["time"]  # the same function, now found one class earlier
+    assert seal.broken() is None
+    module.Base.__dict__["now"].__func__.__code__ = (lambda: 0.0).__code__
+    assert "now" in (seal.broken() or "")
