@@ -12,6 +12,7 @@ the engine (or its secrets) is loaded next to candidate code.
 
 from __future__ import annotations
 
+import _thread
 import gc
 import hashlib
 import importlib.util
@@ -210,6 +211,7 @@ class Evaluation:
         self.candidate_run: Callable[..., object] | None = None
         self.seal: correctness.HarnessSeal | None = None
         self.threads_before: set[int | None] = set()
+        self.thread_count_before = 0
         self.records: list[WorkloadRecord] = []
         self.seconds: dict[str, float] = {}
         self.stage = "load"
@@ -287,6 +289,7 @@ class Evaluation:
     def _load_candidate(self, started: float) -> bool:
         self.seal = self._make_seal()
         self.threads_before = {thread.ident for thread in threading.enumerate()}
+        self.thread_count_before = _thread._count()
         try:
             module = load_module(self.spec.candidate, MODULE_NAMES["candidate"])
         except BaseException as exc:
@@ -388,6 +391,9 @@ class Evaluation:
         alive = [t.name for t in threading.enumerate() if t.ident not in self.threads_before and t.is_alive()]
         if alive:
             return f"candidate left a thread running after returning ({', '.join(alive)})"
+        # Threads started with _thread directly are not in threading.enumerate(); the interpreter counts them.
+        if _thread._count() > self.thread_count_before:
+            return "candidate left a thread running after returning (started with _thread, unnamed)"
         return None
 
     # ------------------------------------------------------------ timing

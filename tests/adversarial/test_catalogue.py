@@ -34,12 +34,7 @@ ENTRIES = runner.load_catalogue()
 CPU_ENTRIES = [entry for entry in ENTRIES if entry.cpu and entry.ci and not entry.skip]
 
 # Entries the guard does not catch yet: what it did, and where the fix belongs.
-GAPS = {
-    "scale/native_thread_left_running": (
-        "threads started with _thread are not in threading.enumerate(); count native threads "
-        "(/proc/self/task or _thread._count()) before and after the call (child._tampering)"
-    ),
-}
+GAPS: dict[str, str] = {}
 
 
 def _param(entry):
