@@ -8,7 +8,7 @@ working point to its best; REJECT changes nothing but the position it used.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,6 +53,7 @@ class Agent:
             agent_id=self.id,
             strategy=self.strategy,
             problem_name=problem.name,
+            problem_description=problem.description,
             kernel_type=problem.kernel_type,
             reference_source=problem.reference_path.read_text(encoding="utf-8"),
             visible_workloads=[w for w in campaign.guard.workloads if not w.held_out],
@@ -89,7 +90,7 @@ class Agent:
             return
         except ProviderError as error:
             proposal = Proposal(source="", strategy=self.strategy.name, rationale=str(error),
-                                request="", response=str(error))
+                                request="", response=str(error), failure=str(error))
         candidate_id, position = campaign.next_candidate()
         await campaign.bus.publish(ProviderCalled(
             agent_id=self.id, candidate_id=candidate_id, provider=self.provider.name,
@@ -100,16 +101,22 @@ class Agent:
             drafting=context.drafting))
         self.state.candidates += 1
         self.state.phase = "waiting for the guard"
-        path = campaign.write_candidate(candidate_id, proposal.source)
-        decided = await campaign.guard.submit(
-            candidate_id=candidate_id, agent_id=self.id, source=proposal.source, candidate_path=path,
-            incumbent_path=campaign.candidate_path(self.state.best_id))
+        decided = await self._judge(campaign, candidate_id, proposal)
         self._apply(candidate_id, proposal.source, decided)
         self.state.last_feedback = feedback(candidate_id, proposal, decided, campaign.held_out_values())
         self.state.phase = "reflecting"
-        await self._remember(campaign, context, proposal, decided)
+        await self._remember(campaign, replace(context, feedback=self.state.last_feedback), proposal, decided)
         await campaign.after_decision(self, decided)
         self.state.phase = "idle"
+
+    async def _judge(self, campaign: Campaign, candidate_id: str, proposal: Proposal) -> CandidateDecided:
+        if proposal.failure is not None:  # the position is spent; the agent hears why in its feedback
+            return await campaign.guard.refuse(candidate_id=candidate_id, agent_id=self.id,
+                                               reason=f"no usable candidate: {proposal.failure}")
+        path = campaign.write_candidate(candidate_id, proposal.source)
+        return await campaign.guard.submit(
+            candidate_id=candidate_id, agent_id=self.id, source=proposal.source, candidate_path=path,
+            incumbent_path=campaign.candidate_path(self.state.best_id))
 
     def _apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
         state = self.state
@@ -132,6 +139,11 @@ class Agent:
         if decided.decision not in ("KEEP", "REVERT"):
             return
         reflection = await self.provider.reflect(context, proposal, decided)
+        if reflection.request:
+            await campaign.bus.publish(ProviderCalled(
+                agent_id=self.id, candidate_id=decided.candidate_id, provider=self.provider.name,
+                request=reflection.request, response=reflection.response, usage=reflection.usage,
+                purpose="reflect"))
         problem = campaign.problem
         await campaign.memory.record(
             campaign.bus.publish,

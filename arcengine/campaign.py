@@ -19,6 +19,7 @@ from arcengine.config import CampaignConfig
 from arcengine.eventlog import EventLogWriter
 from arcengine.events import (
     DECISIONS,
+    SEED_AGENT,
     AgentFailed,
     AgentStarted,
     BestImproved,
@@ -27,6 +28,7 @@ from arcengine.events import (
     CandidateDecided,
     CandidateProposed,
     Event,
+    ProviderCalled,
 )
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
@@ -34,14 +36,16 @@ from arcengine.logs import configure_logging
 from arcengine.memory import Memory
 from arcengine.problem import Problem, load_problem
 from arcengine.providers import create_provider
-from arcengine.providers.base import LeaderboardEntry, Provider
+from arcengine.providers.base import LeaderboardEntry, Provider, ProviderFatal, ProviderUnavailable
+from arcengine.providers.pricing import PriceTable
 from arcengine.skills import Skill, load_skills, strategies_for
 from arcengine.store import Store
 from arcengine.tunables import read_tunables
+from arcengine.usage import UsageTotals
 
 log = structlog.get_logger()
+RELAUNCH_PAUSE_S = 1.0  # before an agent that failed is relaunched; doubles with each failure
 
-SEED_AGENT = "seed"
 
 
 class CampaignError(Exception):
@@ -86,7 +90,12 @@ class Campaign:
         self.campaign_id = new_campaign_id(self.problem.name)
         self.run_dir = (config.out / self.campaign_id).resolve()
         self.memory = Memory(cap=config.memory_cap, scope=config.memory)
-        self.provider = provider or create_provider(config.model, seed=config.rng_seed)
+        self.provider = provider or create_provider(
+            config.model, seed=config.rng_seed, base_url=config.base_url, concurrency=config.provider_concurrency,
+            timeout_s=config.provider_timeout_s, max_retries=config.provider_retries,
+            prices=PriceTable.with_overrides(config.prices))
+        self.usage = UsageTotals()
+        self.last_agent_error: str | None = None
         self.agents: list[Agent] = []
         self.best: Best | None = None
         self.seed_speedup: float | None = None
@@ -189,6 +198,8 @@ class Campaign:
         if self.stop_reason is None:
             if self._proposed >= config.budget:
                 self.stop_reason = "candidate budget spent"
+            elif self.agents and all(a.state.phase == "dead" for a in self.agents):
+                self.stop_reason = f"every agent failed (last: {self.last_agent_error})"
             else:
                 self.stop_reason = "every agent's search is exhausted"
         best = self.best
@@ -226,7 +237,8 @@ class Campaign:
                                      self.run_dir / "agents" / f"a{number}", state))
 
     async def _supervise(self, agent: Agent) -> None:
-        """Keep-alive: an agent that raises is relaunched (its state kept), up to ``max_relaunches``."""
+        """Keep-alive: an agent that raises is relaunched (its state kept) after a pause that doubles each time
+        (a provider outage gets time to pass), up to ``max_relaunches``. A fatal provider error stops all."""
         await self.bus.publish(AgentStarted(agent_id=agent.id, strategy=agent.strategy.name,
                                             provider=self.config.model))
         failures = 0
@@ -234,15 +246,26 @@ class Campaign:
             try:
                 await agent.run(self)
                 return
-            except Exception as error:  # an agent's bug must not end the campaign
+            except ProviderFatal as error:
+                self.stop(f"provider error: {error}")
+                agent.state.phase = "dead"
+                await self.bus.publish(AgentFailed(agent_id=agent.id, error=str(error), relaunch=False))
+                return
+            except Exception as error:  # an agent's bug or a provider outage must not end the campaign
                 relaunch = failures < self.config.max_relaunches
-                log.exception("agent.failed", agent=agent.id)
-                await self.bus.publish(AgentFailed(agent_id=agent.id, error=f"{type(error).__name__}: {error}",
+                if isinstance(error, ProviderUnavailable):
+                    log.warning("agent.provider_unavailable", agent=agent.id, error=str(error))
+                else:
+                    log.exception("agent.failed", agent=agent.id)
+                self.last_agent_error = f"{type(error).__name__}: {error}"
+                await self.bus.publish(AgentFailed(agent_id=agent.id, error=self.last_agent_error,
                                                    relaunch=relaunch))
                 if not relaunch:
                     agent.state.phase = "dead"
                     return
                 failures += 1
+                agent.state.phase = "relaunching"
+                await anyio.sleep(min(RELAUNCH_PAUSE_S * 2 ** (failures - 1), 60.0))
 
     async def after_decision(self, agent: Agent, decided: CandidateDecided) -> None:
         if decided.decision == "KEEP" and decided.speedup is not None:
@@ -272,6 +295,11 @@ class Campaign:
     async def _count(self, event: Event) -> None:
         if isinstance(event, CandidateDecided) and event.agent_id != SEED_AGENT:
             self.decisions[event.decision] += 1
+        elif isinstance(event, ProviderCalled):
+            self.usage.add(event.usage)
+            spent = self.usage.over_budget(self.config.max_tokens, self.config.max_cost_usd)
+            if spent is not None:
+                self.stop(spent)
 
     def summary(self) -> dict[str, Any]:
         best = self.best
@@ -287,6 +315,9 @@ class Campaign:
             "seed_speedup": self.seed_speedup,
             "best_over_seed": best.speedup / self.seed_speedup if best and self.seed_speedup else None,
             "stop_reason": self.stop_reason,
+            "provider": self.provider.name,
+            "usage": self.usage.as_dict(),
+            "cost_known": getattr(self.provider, "priced", True),
             "elapsed_s": round(time.monotonic() - self._started, 1),
             "agents": [{"id": a.id, "strategy": a.strategy.name, "candidates": a.state.candidates,
                         "best_speedup": a.state.best_speedup, "plateau": a.state.plateau} for a in self.agents],

@@ -20,11 +20,12 @@ from arcengine.eventlog import EventLogError
 from arcengine.guard.service import GuardError
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
-from arcengine.providers.base import ProviderError
+from arcengine.providers.base import ProviderError, ProviderFatal
 from arcengine.skills import SkillError
 
 # Errors whose message is the whole story: one line, no traceback.
-USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, EventLogError)
+USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, ProviderFatal,
+               EventLogError)
 
 DEVICE = click.Choice(["auto", "cpu", "cuda"])
 child_memory_option = click.option(
@@ -57,7 +58,16 @@ def _emit_json(document: dict[str, Any]) -> None:
 @problem_argument
 @click.option("--agents", type=int, help="Number of agents [3].")
 @click.option("--budget", type=int, help="Candidate positions across all agents [24].")
-@click.option("--model", help="Provider: offline, or NAME:MODEL [offline].")
+@click.option("--model", help="Provider: offline, anthropic:MODEL, openai:MODEL or replay:RUN_DIR [offline].")
+@click.option("--base-url", help="Server for the provider's API: a local vLLM, Ollama or llama.cpp (OpenAI API).")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True), metavar="USD",
+              help="Stop once provider calls cost this much.")
+@click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
+              help="Stop once provider calls used this many tokens (input plus output).")
+@click.option("--prices", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="TOML price table (USD per million tokens) overriding the built-in list prices.")
+@click.option("--provider-concurrency", type=click.IntRange(min=1), metavar="N",
+              help="Provider requests in flight at once [4].")
 @click.option("--memory", type=click.Choice(["shared", "private"]), help="Memory scope [shared].")
 @click.option("--memory-cap", help="Entries kept per kind and kernel type, or none [16].")
 @click.option("--device", type=DEVICE, help="auto (the GPU if there is one), cpu or cuda [auto].")
@@ -69,13 +79,16 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--seeds", type=int, help="Correctness seeds per workload [5].")
 @child_memory_option
 @json_option
-def run(problem: str, agents: int | None, budget: int | None, model: str | None, memory: str | None,
-        memory_cap: str | None, device: str | None, out: Path | None, config_file: Path | None,
+def run(problem: str, agents: int | None, budget: int | None, model: str | None, base_url: str | None,
+        max_cost: float | None, max_tokens: int | None, prices: Path | None, provider_concurrency: int | None,
+        memory: str | None, memory_cap: str | None, device: str | None, out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
         child_memory: float | None, json_output: bool) -> None:
     """Run a campaign headless: a line per decision, a progress line, and a summary."""
     settings = build_config(config_file, {
-        "problem": problem, "agents": agents, "budget": budget, "model": model, "memory": memory,
+        "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
+        "max_cost_usd": max_cost, "max_tokens": max_tokens, "prices": prices,
+        "provider_concurrency": provider_concurrency, "memory": memory,
         "memory_cap": memory_cap, "device": device, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
     })
@@ -91,6 +104,11 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
     if best:
         over_seed = f", {summary['best_over_seed']:.3f}x the seed" if summary["best_over_seed"] else ""
         print(f"best: {best['candidate']} by {best['agent']}, {best['speedup']:.3f}x the reference{over_seed}")
+    usage = summary["usage"]
+    if usage["input_tokens"] or usage["output_tokens"]:
+        cost = f"${usage['cost_usd']:.4f}" if summary["cost_known"] else "cost unknown (no price for this model)"
+        print(f"provider {summary['provider']}: {usage['calls']} calls, {usage['input_tokens']} input tokens "
+              f"({usage['cached_tokens']} cached), {usage['output_tokens']} output tokens, {cost}")
     print(f"stopped: {summary['stop_reason']}\nrun folder: {summary['run_dir']} (best kernel: best.py)")
 
 

@@ -20,6 +20,13 @@ class CampaignConfig(BaseModel):
     agents: int = Field(3, ge=1, le=256)
     budget: int = Field(24, ge=1, description="candidate positions across all agents")
     model: str = "offline"
+    base_url: str | None = Field(None, description="an OpenAI-compatible or Anthropic-compatible server")
+    provider_concurrency: int = Field(4, ge=1, description="requests in flight to the provider at once")
+    provider_timeout_s: float = Field(300.0, gt=0, description="per request, before the SDK retries")
+    provider_retries: int = Field(4, ge=0, description="the SDK's retries on 429, 5xx and timeouts")
+    prices: Path | None = Field(None, description="TOML price table overriding the built-in list prices")
+    max_tokens: int | None = Field(None, ge=1, description="STOP once providers used this many tokens")
+    max_cost_usd: float | None = Field(None, gt=0, description="STOP once providers cost this much")
     memory: Literal["shared", "private"] = "shared"
     memory_cap: int | None = Field(16, ge=1, description="per kind and kernel type; None keeps all")
     leaderboard: bool = True

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 SCHEMA_VERSION = 1
+SEED_AGENT = "seed"  # the agent id under which a campaign's seed kernel is proposed and judged
 
 Decision = Literal["KEEP", "ACCEPT", "REVERT", "REJECT"]
 DECISIONS: tuple[Decision, ...] = ("KEEP", "ACCEPT", "REVERT", "REJECT")
@@ -88,6 +89,7 @@ class ProviderCalled(_Event):
     request: str
     response: str
     usage: Usage
+    purpose: Literal["propose", "reflect"] = "propose"
 
 
 class CandidateProposed(_Event):

@@ -96,7 +96,8 @@ class Guard:
         future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
         job = _Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings)
         if not gate.ok:
-            return await self._publish(job, Verdict("REJECT", gate.reason, False), 0.0, {})
+            return await self._publish(job.candidate_id, job.agent_id, Verdict("REJECT", gate.reason, False),
+                                       warnings=job.warnings)
         self._submitted[agent_id] += 1
         await self._queue.put(job)
         return await future
@@ -164,22 +165,27 @@ class Guard:
                                                  f"confirmation: {second.reason}")
         log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2))
         result = outcome.result or {}
-        return await self._publish(job, verdict, seconds, result.get("device", {}), phases(outcome.seconds, result),
-                                   confirmed)
+        return await self._publish(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}),
+                                   phases(outcome.seconds, result), confirmed, job.warnings)
 
-    async def _publish(self, job: _Job, verdict: Verdict, seconds: float, device: dict[str, Any],
-                       guard_phases: dict[str, float] | None = None, confirmed: bool | None = None) -> CandidateDecided:
+    async def refuse(self, *, candidate_id: str, agent_id: str, reason: str) -> CandidateDecided:
+        """A position that brought no candidate (the provider's reply had no usable code): a REJECT."""
+        return await self._publish(candidate_id, agent_id, Verdict("REJECT", reason, False))
+
+    async def _publish(self, candidate_id: str, agent_id: str, verdict: Verdict, seconds: float = 0.0,
+                       device: dict[str, Any] | None = None, guard_phases: dict[str, float] | None = None,
+                       confirmed: bool | None = None, warnings: list[str] | None = None) -> CandidateDecided:
         workloads = [w.model_copy(update={"failure": redact_secrets(w.failure)}) if w.failure else w
                      for w in verdict.workloads]
         event = CandidateDecided(
-            candidate_id=job.candidate_id, agent_id=job.agent_id, decision=verdict.decision,
+            candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision,
             reason=redact_secrets(verdict.reason),
-            warnings=job.warnings,
+            warnings=warnings or [],
             correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
             vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
             confirmed=confirmed, workloads=workloads,
             failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
-            device=device,
+            device=device or {},
         )
         return await self.bus.publish(event)  # type: ignore[return-value]
 

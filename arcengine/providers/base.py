@@ -20,6 +20,15 @@ class ProviderExhausted(ProviderError):
     """The provider has nothing new to propose (for example, the tuner's space is searched out)."""
 
 
+class ProviderUnavailable(Exception):
+    """The service did not answer (rate limits, server errors, timeouts) after the SDK's retries. No candidate
+    position is spent: the agent fails and is relaunched after a pause, up to the campaign's relaunch limit."""
+
+
+class ProviderFatal(Exception):
+    """Retrying cannot help (bad API key, unknown model, no SDK): the campaign stops with this reason."""
+
+
 @dataclass(frozen=True)
 class LeaderboardEntry:
     agent_id: str
@@ -36,6 +45,7 @@ class AgentContext:
     agent_id: str
     strategy: Skill
     problem_name: str
+    problem_description: str
     kernel_type: str
     reference_source: str
     visible_workloads: list[Workload]
@@ -59,6 +69,7 @@ class Proposal:
     response: str  # the full text received
     usage: Usage = field(default_factory=Usage)
     params: dict[str, Any] = field(default_factory=dict)  # tunable settings of the proposal, if known
+    failure: str | None = None  # no usable candidate in the reply: the position is a REJECT with this reason
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,8 @@ class Reflection:
     summary: str
     reflection: str
     usage: Usage = field(default_factory=Usage)
+    request: str = ""  # empty when no model was asked (the offline tuner writes its own conclusions)
+    response: str = ""
 
 
 class Provider(Protocol):

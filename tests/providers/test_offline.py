@@ -56,7 +56,7 @@ def _context(agent_id: str = "a1", *, source: str = SOURCE, drafting: bool = Fal
              wins: list[MemoryRecorded] | None = None, traps: list[MemoryRecorded] | None = None,
              skill: Skill | None = None) -> AgentContext:
     return AgentContext(
-        agent_id=agent_id, strategy=skill or _skill(), problem_name="p", kernel_type="k",
+        agent_id=agent_id, strategy=skill or _skill(), problem_name="p", problem_description="d", kernel_type="k",
         reference_source="def run(x):\n    return x * 2\n", visible_workloads=WORKLOADS, working_source=source,
         best_source=source, best_speedup=1.0, plateau=4 if drafting else 0, drafting=drafting,
         recall=Recall(wins=wins or [], traps=traps or []), leaderboard=None, feedback=None, device="cpu",

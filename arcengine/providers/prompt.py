@@ -1,0 +1,121 @@
+"""What an LLM agent is shown: a stable prefix (role, contract, problem, strategy skill; cacheable for the whole
+campaign) and a turn (working kernel, memory, leaderboard, feedback, draft request), plus the reflection
+prompt that turns a decision into a conclusion for memory. Held-out workloads never reach these texts: the
+context carries visible workloads only, and feedback is redacted before it gets here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arcengine.events import CandidateDecided, MemoryRecorded
+from arcengine.memory import REFLECTION_LIMIT, SUMMARY_LIMIT
+from arcengine.providers.base import AgentContext, Proposal
+
+SIBLING_SOURCES = 2  # siblings' best kernels shown in full (the rest by speedup only)
+
+CONTRACT = """\
+Reply in exactly this form:
+Strategy: <one line: the optimisation you applied>
+Rationale: <at most three sentences: why it should be faster on this device>
+```python
+<the complete new kernel file>
+```
+The file replaces the working kernel entirely: it must define `run(...)` with the reference's signature and
+return what the reference returns (same shape, dtype and device), correct on every shape, not only the ones
+listed. Use PyTorch and Triton. Forbidden (the guard rejects them): ctypes, subprocess, os.system,
+torch.utils.cpp_extension, exec/eval/compile, __import__/importlib, threads and extra streams, patching torch or
+the harness, falling back to the reference. Expose the knobs worth tuning as module constants listed in
+`TUNABLES = {"NAME": [values...]}`. Send one python block and nothing after it."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    system: str  # stable for the agent's whole campaign: vendors cache it
+    user: str
+
+
+def propose_prompt(context: AgentContext) -> Prompt:
+    return Prompt(system=_stable_prefix(context), user=_turn(context))
+
+
+def _stable_prefix(context: AgentContext) -> str:
+    workloads = "\n".join(f"- {w.label()} ({w.dtype})" for w in context.visible_workloads)
+    return f"""\
+You are agent {context.agent_id}, one of several GPU kernel engineers searching in parallel for a faster
+implementation of one operation. Every candidate you send is checked and timed by a strict guard (fresh
+process, many seeds and input distributions, hidden shapes, interleaved timing against your incumbent); only
+its decision counts. Your strategy is "{context.strategy.name}": {context.strategy.description}
+
+{CONTRACT}
+
+# Problem: {context.problem_name} ({context.kernel_type}) on {context.device}
+{context.problem_description}
+
+Reference implementation (the semantics to match; `make_inputs` shows the inputs):
+```python
+{context.reference_source.rstrip()}
+```
+
+Shapes you are timed on (others, unseen, are checked for correctness too):
+{workloads}
+
+# Strategy skill: {context.strategy.name}
+{context.strategy.body.strip()}
+"""
+
+
+def _turn(context: AgentContext) -> str:
+    parts = [f"""\
+# Your working kernel (your best so far: {_speedup(context.best_speedup)} over the reference)
+```python
+{context.working_source.rstrip()}
+```"""]
+    if context.recall.wins or context.recall.traps:
+        parts.append("# Memory (validated conclusions for this kernel type)\n" + _recall(context))
+    if context.leaderboard:
+        parts.append("# Leaderboard (the other agents)\n" + _leaderboard(context))
+    if context.feedback:
+        parts.append("# The guard on your last candidate\n" + context.feedback)
+    if context.drafting:
+        parts.append(f"# Draft request\nYou have gone {context.plateau} candidates without a KEEP. Stop tuning: "
+                     "draft a structurally different kernel (another decomposition, tiling or algorithm) "
+                     "under your strategy, even if its first version is slower.")
+    else:
+        parts.append("# Your move\nPropose the next candidate: one focused change that the guard can judge.")
+    return "\n\n".join(parts)
+
+
+def _recall(context: AgentContext) -> str:
+    lines = [_memory_line("WIN", e) for e in context.recall.wins]
+    lines += [_memory_line("TRAP", e) for e in context.recall.traps]
+    return "\n".join(lines)
+
+
+def _memory_line(kind: str, entry: MemoryRecorded) -> str:
+    return f"- {kind} [{entry.strategy}, {_speedup(entry.speedup)}] {entry.summary}: {entry.reflection}"
+
+
+def _leaderboard(context: AgentContext) -> str:
+    entries = sorted(context.leaderboard or [], key=lambda e: e.speedup or 0.0, reverse=True)
+    lines = [f"- {e.agent_id} ({e.strategy}): {_speedup(e.speedup)} with {e.candidate_id}" for e in entries]
+    for entry in entries[:SIBLING_SOURCES]:
+        lines.append(f"\n{entry.agent_id}'s best ({entry.candidate_id}):\n```python\n{entry.source.rstrip()}\n```")
+    return "\n".join(lines)
+
+
+def _speedup(value: float | None) -> str:
+    return f"{value:.2f}x" if value else "no measured speedup"
+
+
+def reflect_prompt(context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Prompt:
+    """Ask for the conclusion memory keeps: why it worked (KEEP) or why it failed (REVERT); ``context`` carries
+    the guard's (redacted) feedback on this candidate."""
+    outcome = "beat the incumbent and was kept" if decided.decision == "KEEP" else "was reverted"
+    return Prompt(system=_stable_prefix(context), user=f"""\
+Your candidate (strategy: {proposal.strategy}; rationale: {proposal.rationale}) {outcome}.
+{context.feedback or decided.reason}
+
+Write the conclusion the team's memory keeps: what to do, or what to avoid, on this kind of kernel, and why,
+backed by the numbers above. Conclusions only, no narrative. Reply in exactly this form:
+Summary: <one line, at most {SUMMARY_LIMIT} characters>
+Reflection: <at most {REFLECTION_LIMIT} characters>""")
