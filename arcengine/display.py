@@ -14,7 +14,9 @@ from arcengine.events import (
     CandidateProposed,
     DeviceProfiled,
     Event,
+    ProviderCalled,
 )
+from arcengine.usage import UsageTotals
 
 PROGRESS_EVERY = 5
 
@@ -27,6 +29,7 @@ class HeadlessDisplay:
         self.best: tuple[float, str, str] | None = None
         self.started = time.monotonic()
         self._proposed: dict[str, CandidateProposed] = {}
+        self.usage = UsageTotals()
 
     def _print(self, line: str) -> None:
         print(line, file=self.stream, flush=True)
@@ -43,6 +46,8 @@ class HeadlessDisplay:
                             f"{event.flops_per_s / 1e12:.1f} TFLOP/s measured")
             case CandidateProposed():
                 self._proposed[event.candidate_id] = event
+            case ProviderCalled():
+                self.usage.add(event.usage)
             case CandidateDecided():
                 self._decided(event)
             case BestImproved(campaign_best=True):
@@ -71,4 +76,5 @@ class HeadlessDisplay:
 
     def _progress(self) -> None:
         best = f"best {self.best[0]:.3f}x ({self.best[1]} {self.best[2]})" if self.best else "no best yet"
-        self._print(f"-- {self.decided}/{self.budget} decided, {best}, {time.monotonic() - self.started:.0f} s")
+        spent = f", {self.usage.tokens} tokens, ${self.usage.cost_usd:.2f}" if self.usage.tokens else ""
+        self._print(f"-- {self.decided}/{self.budget} decided, {best}, {time.monotonic() - self.started:.0f} s{spent}")

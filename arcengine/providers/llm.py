@@ -74,7 +74,10 @@ class LLMProvider(ABC):
         except ProviderError as error:
             return Proposal(source="", strategy=context.strategy.name, rationale=str(error),
                             request=render(prompt), response=completion.text, usage=usage, failure=str(error))
-        return Proposal(source=parsed.source, strategy=parsed.strategy, rationale=parsed.rationale,
+        # The strategy stays the agent's skill (memory and the leaderboard group by it); the model's own words
+        # on what it tried lead the rationale.
+        return Proposal(source=parsed.source, strategy=context.strategy.name,
+                        rationale=f"{parsed.strategy.rstrip('.')}. {parsed.rationale}",
                         request=render(prompt), response=completion.text, usage=usage)
 
     async def reflect(self, context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Reflection:
