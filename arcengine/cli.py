@@ -17,7 +17,8 @@ from arcengine.config import ConfigError, build_config
 from arcengine.display import HeadlessDisplay
 from arcengine.evaluate import evaluate_file, verdict_json
 from arcengine.eventlog import EventLogError
-from arcengine.guard.service import GuardError
+from arcengine.export import ExportError, export_run
+from arcengine.guard.service import DeviceUnsupported, GuardError
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
 from arcengine.providers.base import ProviderError, ProviderFatal
@@ -25,7 +26,7 @@ from arcengine.skills import SkillError
 
 # Errors whose message is the whole story: one line, no traceback.
 USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, ProviderFatal,
-               EventLogError)
+               EventLogError, ExportError)
 
 DEVICE = click.Choice(["auto", "cpu", "cuda"])
 child_memory_option = click.option(
@@ -146,13 +147,25 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
         sys.exit(1)
 
 
+@app.command("export")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["python", "kernelbench", "flashinfer"]), default="python",
+              show_default=True, help="A standalone module, a KernelBench ModelNew file, or a FlashInfer-Bench "
+                                      "Solution JSON.")
+@click.option("--out", type=click.Path(path_type=Path), help="Where to write [RUN_DIR/export/].")
+def export_command(run_dir: Path, fmt: str, out: Path | None) -> None:
+    """Export a campaign's best kernel."""
+    print(export_run(run_dir, fmt, out))
+
+
 @problems.command("list")
 def problems_list() -> None:
     """The shipped problems."""
     for name in shipped_problem_names():
         problem = load_problem(name)
         print(f"{name:<18} {problem.category:<3} {problem.kernel_type:<14} "
-              f"{len(problem.workloads)} GPU / {len(problem.cpu_workloads)} CPU workloads  "
+              f"{len(problem.workloads)} GPU / "
+              f"{'no' if problem.cpu_unsupported else len(problem.cpu_workloads)} CPU workloads  "
               f"{problem.description.splitlines()[0][:70] if problem.description else ''}")
 
 
@@ -162,7 +175,11 @@ def problems_list() -> None:
 def problems_check(problem: str, device: str) -> None:
     """Check a problem: expressions evaluate, the reference runs, the seed is correct on every workload."""
     loaded = load_problem(problem)  # parses the TOML and evaluates every expression
-    decided, used = anyio.run(evaluate_file, loaded, loaded.seed_path, device)
+    try:
+        decided, used = anyio.run(evaluate_file, loaded, loaded.seed_path, device)
+    except DeviceUnsupported as unsupported:
+        print(f"{loaded.name}: skipped: {unsupported}")
+        return
     if not decided.correct:
         print(f"{loaded.name}: FAIL on {used}: {decided.reason}")
         sys.exit(1)

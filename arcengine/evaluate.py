@@ -24,7 +24,7 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
     source = candidate.read_text(encoding="utf-8")
     submission = {"candidate_id": candidate.stem, "agent_id": "eval", "source": source,
                   "candidate_path": candidate.resolve(), "incumbent_path": None}
-    if not check_source(source).ok:  # the gate's REJECT needs no device: answer at once
+    if not check_source(source, problem.entry).ok:  # the gate's REJECT needs no device: answer at once
         return await guard.submit(**submission), "no device (rejected by the gate)"
     await guard.profile(device)
     async with anyio.create_task_group() as workers:

@@ -51,6 +51,8 @@ class Problem:
     bytes_expr: str
     distributions: tuple[str, ...] = DEFAULT_DISTRIBUTIONS
     deterministic: bool = True  # candidates must give the same bits twice on the same inputs
+    cpu_unsupported: str | None = None  # why the problem cannot run on a CPU (None: it can, on cpu_workloads)
+    entry: str = "run"  # what a candidate module defines: run(*inputs), or ModelNew for KernelBench problems
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -114,6 +116,11 @@ def evaluate_expression(expression: str, axes: dict[str, int]) -> float:
 def resolve_problem_dir(spec: str | Path) -> Path:
     """A path to a problem folder, or the name of a shipped problem."""
     path = Path(spec)
+    if path.is_dir() and (path / "problem.toml").is_file():
+        return path.resolve()
+    imported = _import_foreign(path)
+    if imported is not None:
+        return imported
     if path.is_dir():
         return path.resolve()
     shipped = SHIPPED_PROBLEMS / str(spec)
@@ -125,13 +132,30 @@ def resolve_problem_dir(spec: str | Path) -> Path:
     )
 
 
+def _import_foreign(path: Path) -> Path | None:
+    """A KernelBench file or a FlashInfer-Trace definition, as a generated native problem folder."""
+    from arcengine.formats import flashinfer, kernelbench
+
+    try:
+        if kernelbench.is_kernelbench_file(path):
+            return kernelbench.materialize(path)
+        definition = flashinfer.definition_path(path)
+        if definition is not None:
+            return flashinfer.materialize(definition)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ProblemError(f"{path}: cannot read it as a KernelBench or FlashInfer-Trace problem: {error}") from None
+    return None
+
+
 def shipped_problem_names() -> list[str]:
     if not SHIPPED_PROBLEMS.is_dir():
         return []
     return sorted(p.name for p in SHIPPED_PROBLEMS.iterdir() if (p / "problem.toml").is_file())
 
 
-def _workloads(entries: Any, default_dtype: str, where: str) -> list[Workload]:
+def _workloads(entries: Any, default_dtype: str, where: str, required: bool = True) -> list[Workload]:
+    if not required and entries is None:
+        return []
     if not isinstance(entries, list) or not entries:
         raise ProblemError(f"{where}: needs at least one [[{where.rsplit(':', 1)[-1]}]] entry")
     workloads = []
@@ -174,11 +198,14 @@ def load_problem(spec: str | Path) -> Problem:
             description=str(data.get("description", "")).strip(),
             tolerance=tolerance,
             workloads=_workloads(data.get("workloads"), dtype, f"{toml_path}:workloads"),
-            cpu_workloads=_workloads(data.get("cpu_workloads"), dtype, f"{toml_path}:cpu_workloads"),
+            cpu_workloads=_workloads(data.get("cpu_workloads"), dtype, f"{toml_path}:cpu_workloads",
+                                     required=not data.get("cpu_unsupported")),
             flops_expr=str(sol["flops"]),
             bytes_expr=str(sol["bytes"]),
             distributions=tuple(str(d) for d in data.get("distributions", DEFAULT_DISTRIBUTIONS)),
             deterministic=bool(data.get("deterministic", True)),
+            cpu_unsupported=str(data["cpu_unsupported"]) if data.get("cpu_unsupported") else None,
+            entry=str(data.get("entry", "run")),
         )
     except KeyError as error:
         raise ProblemError(f"{toml_path}: missing key {error.args[0]!r}") from None

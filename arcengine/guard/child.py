@@ -198,6 +198,10 @@ class WorkloadRecord:
 # ---------------------------------------------------------------- evaluation
 
 
+class _NoEntry(Exception):
+    """The module defines nothing to call."""
+
+
 class Evaluation:
     """One candidate's evaluation: load, correctness, timing. `run()` never raises."""
 
@@ -279,10 +283,7 @@ class Evaluation:
             return
         try:
             module = load_module(self.spec.incumbent, MODULE_NAMES["incumbent"])
-            run = getattr(module, "run", None)
-            if not callable(run):
-                raise AttributeError("incumbent has no callable run")
-            self.incumbent_run = run
+            self.incumbent_run = self._entry(module, "incumbent")
         except BaseException as exc:
             self.incumbent_failure = f"incumbent failed to import: {describe_exception(exc)}"
 
@@ -292,18 +293,28 @@ class Evaluation:
         self.thread_count_before = _thread._count()
         try:
             module = load_module(self.spec.candidate, MODULE_NAMES["candidate"])
+            run = self._entry(module, "candidate")
+        except _NoEntry as missing:
+            return self._load_failed(str(missing), started)
         except BaseException as exc:
             reason = f"candidate failed to import: {describe_exception(exc, self.spec.candidate)}"
             return self._load_failed(reason, started)
-        run = getattr(module, "run", None)
-        if not callable(run):
-            return self._load_failed("candidate has no callable run", started)
         broken = self.seal.broken()
         if broken is not None:
             return self._load_failed(broken, started)
         self.candidate_run = run
         self.seconds["load"] = perf_counter() - started
         return True
+
+    def _entry(self, module: ModuleType, role: str) -> Callable[..., object]:
+        """The callable to judge: the module's ``run``, or what the reference's ``candidate_run(module, device)``
+        builds from it (a KernelBench reference instantiates the module's ModelNew, seeded like its Model)."""
+        assert self.reference is not None
+        build = getattr(self.reference, "candidate_run", None)
+        run = build(module, self.device) if callable(build) else getattr(module, "run", None)
+        if not callable(run):
+            raise _NoEntry(f"{role} has no callable run")
+        return run
 
     def _make_seal(self) -> correctness.HarnessSeal:
         seal = correctness.default_seal([correctness, timing, ceilings, distributions, sys.modules[__name__]])

@@ -148,7 +148,9 @@ class _Checker:
         return dotted if root in imported_roots and dotted else None
 
 
-def check_source(source: str) -> GateResult:
+def check_source(source: str, entry: str = "run") -> GateResult:
+    """The cascade gate; ``entry`` is the module-level name a candidate must define (``run``, or ``ModelNew``
+    for KernelBench problems)."""
     try:
         tree = ast.parse(source)
     except SyntaxError as error:
@@ -160,11 +162,12 @@ def check_source(source: str) -> GateResult:
         violation = checker.violation(node)
         if violation:
             return GateResult(False, f"forbidden: {violation} (line {getattr(node, 'lineno', '?')})")
-    has_run = any(
-        (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == "run")
-        or (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "run" for t in n.targets))
+    has_entry = any(
+        (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and n.name == entry)
+        or (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == entry for t in n.targets))
         for n in tree.body
     )
-    if not has_run:
-        return GateResult(False, "no module-level run(*inputs)", checker.warnings)
+    if not has_entry:
+        expected = "run(*inputs)" if entry == "run" else entry
+        return GateResult(False, f"no module-level {expected}", checker.warnings)
     return GateResult(True, "", checker.warnings)

@@ -38,6 +38,10 @@ class GuardError(Exception):
     """The guard cannot work at all (for example, the device could not be profiled)."""
 
 
+class DeviceUnsupported(GuardError):
+    """The problem cannot run on the device the guard got (a GPU-only problem on a CPU machine)."""
+
+
 @dataclass(order=True)
 class _Job:
     priority: tuple[int, int]
@@ -79,6 +83,8 @@ class Guard:
             raise GuardError(f"could not profile the {requested} device: {detail}")
         result = outcome.result
         self.device = result["device"]["kind"]
+        if self.device == "cpu" and self.problem.cpu_unsupported:
+            raise DeviceUnsupported(f"{self.problem.name} cannot run on the CPU: {self.problem.cpu_unsupported}")
         self.ceilings = Ceilings(result["flops_per_s"], result["bandwidth_bytes_per_s"])
         event = DeviceProfiled(device=result["device"], bandwidth_bytes_per_s=result["bandwidth_bytes_per_s"],
                                flops_per_s=result["flops_per_s"])
@@ -91,7 +97,7 @@ class Guard:
     async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
                      incumbent_path: Path | None) -> CandidateDecided:
         """Judge one candidate: the gate now, then the queue; returns the published decision."""
-        gate = check_source(source)
+        gate = check_source(source, self.problem.entry)
         priority = (-1, 0) if incumbent_path is None else (self._submitted[agent_id], next(self._order))
         future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
         job = _Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings)
