@@ -8,25 +8,17 @@ figures as JSON beside the campaign's summary.
 
 from __future__ import annotations
 
-import datetime
 import json
-import platform
-import random
 import sys
 from pathlib import Path
 from typing import Any
 
 import torch
+from measure import environment, time_workload
 
-from arcengine.guard import timing
-from arcengine.guard.ceilings import device_info
 from arcengine.guard.child import load_module
 from arcengine.guard.sol import geometric_mean
 from arcengine.problem import load_problem
-
-TIMING = timing.TimingConfig(warmup=5, min_reps=30, max_reps=400, target_rel_se=0.005,
-                             max_seconds_per_workload=2.0)
-POOL = 4
 
 
 def compare(summary: dict[str, Any]) -> dict[str, Any]:
@@ -40,16 +32,9 @@ def compare(summary: dict[str, Any]) -> dict[str, Any]:
         "seed": load_module(str(run_dir / "candidates" / "c0000.py"), "bench_seed").run,
         "best": load_module(str(run_dir / "best.py"), "bench_best").run,
     }
-    timer = timing.make_timer(device)
     rows = []
     for workload in problem.workloads_for(device.type):
-        pool = []
-        for k in range(POOL):
-            generator = torch.Generator(device=device).manual_seed(7_000_000 + k)
-            pool.append(reference.make_inputs(dict(workload.axes), generator, device))
-        measured = timing.time_interleaved(fns, timing.cycling(pool), timer, TIMING, random.Random(workload.index),
-                                           audit_role="best")
-        times = {role: measured.median_us(role) for role in fns}
+        times = time_workload(reference, workload, fns, device, audit_role="best")
         rows.append({"axes": workload.axes, "held_out": workload.held_out, "time_us": times,
                      "best_over_seed": times["seed"] / times["best"],
                      "best_over_reference": times["reference"] / times["best"],
@@ -57,10 +42,7 @@ def compare(summary: dict[str, Any]) -> dict[str, Any]:
     visible = [r for r in rows if not r["held_out"]]
     return {
         "problem": problem.name,
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "device": device_info(device),
-        "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                     "triton": getattr(sys.modules.get("triton"), "__version__", None)},
+        **environment(device),
         "campaign": summary,
         "headline": {
             key: geometric_mean(r[key] for r in visible)

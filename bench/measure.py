@@ -1,0 +1,44 @@
+"""Timing shared by the benchmark scripts: several functions of one problem, per workload, in one process with
+the guard's own timer (interleaved rounds, L2 flushed, a small pool of fresh inputs)."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import random
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from arcengine.guard import timing
+from arcengine.guard.ceilings import device_info
+from arcengine.problem import Workload
+
+TIMING = timing.TimingConfig(warmup=5, min_reps=30, max_reps=400, target_rel_se=0.005,
+                             max_seconds_per_workload=2.0)
+
+
+def time_workload(problem_reference: Any, workload: Workload, fns: Mapping[str, Callable[..., object]],
+                  device: torch.device, audit_role: str, pool_size: int = 4) -> dict[str, float]:
+    """Median microseconds of each function on this workload."""
+    pool = []
+    for k in range(pool_size):
+        generator = torch.Generator(device=device).manual_seed(7_000_000 + k)
+        pool.append(problem_reference.make_inputs(dict(workload.axes), generator, device))
+    measured = timing.time_interleaved(fns, timing.cycling(pool), timing.make_timer(device), TIMING,
+                                       random.Random(workload.index), audit_role=audit_role)
+    return {role: measured.median_us(role) for role in fns}
+
+
+def environment(device: torch.device) -> dict[str, Any]:
+    """Date, device and versions, as every committed figure carries them."""
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "device": device_info(device),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "triton": getattr(sys.modules.get("triton"), "__version__", None)},
+    }
+
+
