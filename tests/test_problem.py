@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -283,3 +285,38 @@ def test_shipped_problem_workloads(name: str) -> None:
         assert problem.flops(w) > 0 and problem.bytes(w) > 0
     assert problem.reference_path.is_file() and problem.seed_path.is_file()
     assert 0 < problem.tolerance.matched_ratio <= 1
+
+
+SUITE = {"rmsnorm", "softmax", "gemm_residual", "silu_mul", "rope", "decoder_mlp", "moe_forward",
+         "fp8_block_gemm", "paged_prefill_gqa"}
+
+
+def test_the_suite_covers_the_four_categories() -> None:
+    problems = [load_problem(name) for name in shipped_problem_names()]
+    assert {p.name for p in problems} >= SUITE
+    assert {"L1", "L2", "Q", "FI"} <= {p.category for p in problems}
+
+
+@pytest.mark.parametrize("name", sorted(SUITE - {"rmsnorm", "softmax"}))
+def test_suite_problem_has_realistic_visible_and_unseen_held_out_workloads(name: str) -> None:
+    problem = load_problem(name)
+    visible = [w for w in problem.workloads if not w.held_out]
+    held_out = [w for w in problem.workloads if w.held_out]
+    assert len(visible) >= 8 and len(held_out) >= 2
+    for workload in held_out:  # a held-out shape uses an axis value no visible shape has
+        assert any(v not in {u.axes.get(k) for u in visible} for k, v in workload.axes.items())
+    assert any(_not_power_of_two(w) for w in problem.workloads)
+    assert all(problem.flops(w) >= 0 and problem.bytes(w) > 0 for w in problem.workloads)
+    assert (problem.directory / "README.md").is_file()
+    if problem.cpu_unsupported is None:
+        assert any(w.held_out for w in problem.cpu_workloads) and any(not w.held_out for w in problem.cpu_workloads)
+
+
+@pytest.mark.parametrize("name", sorted(SUITE))
+def test_problems_check_passes_on_the_cpu_or_says_why_it_cannot_run_there(name: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "arcengine.cli", "problems", "check", name, "--device", "cpu"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    problem = load_problem(name)
+    expected = f"{name}: skipped: " if problem.cpu_unsupported else f"{name}: ok on cpu"
+    assert result.stdout.startswith(expected), result.stdout
