@@ -114,13 +114,41 @@ def _rope_kernel(
     if pid_h < n_q_blocks:
         heads = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)
         tile_mask = tc_mask & (heads < HQ)[None, :, None]
-        _rotate_tile(q_ptr, q_out_ptr, tokens64, heads[None, :, None], cols3, tile_mask, cos, sin,
-                     stride_qt, stride_qh, stride_qot, stride_qoh, HALF, OUT_BF16)
+        _rotate_tile(
+            q_ptr,
+            q_out_ptr,
+            tokens64,
+            heads[None, :, None],
+            cols3,
+            tile_mask,
+            cos,
+            sin,
+            stride_qt,
+            stride_qh,
+            stride_qot,
+            stride_qoh,
+            HALF,
+            OUT_BF16,
+        )
     else:
         heads = (pid_h - n_q_blocks) * BLOCK_H + tl.arange(0, BLOCK_H)
         tile_mask = tc_mask & (heads < HKV)[None, :, None]
-        _rotate_tile(k_ptr, k_out_ptr, tokens64, heads[None, :, None], cols3, tile_mask, cos, sin,
-                     stride_kt, stride_kh, stride_kot, stride_koh, HALF, OUT_BF16)
+        _rotate_tile(
+            k_ptr,
+            k_out_ptr,
+            tokens64,
+            heads[None, :, None],
+            cols3,
+            tile_mask,
+            cos,
+            sin,
+            stride_kt,
+            stride_kh,
+            stride_kot,
+            stride_koh,
+            HALF,
+            OUT_BF16,
+        )
 
 
 def run(
