@@ -42,6 +42,7 @@ class Agent:
         self.provider = provider
         self.workdir = workdir
         self.state = state
+        self.holding_position = False  # a reserved budget position not yet turned into a candidate
         workdir.mkdir(parents=True, exist_ok=True)
 
     def drafting(self, r_draft: int) -> bool:
@@ -71,10 +72,13 @@ class Agent:
     async def run(self, campaign: Campaign) -> None:
         """Propose and submit until the campaign has no position left or the provider is exhausted."""
         while campaign.reserve_position():
+            self.holding_position = True
             try:
                 await self.step(campaign)
             finally:
-                campaign.release_position()
+                if self.holding_position:  # the step ended before it took a candidate number
+                    campaign.release_position()
+                    self.holding_position = False
             if self.state.exhausted:
                 return
         self.state.phase = "done"
@@ -92,6 +96,7 @@ class Agent:
             proposal = Proposal(source="", strategy=self.strategy.name, rationale=str(error),
                                 request="", response=str(error), failure=str(error))
         candidate_id, position = campaign.next_candidate()
+        self.holding_position = False
         await campaign.bus.publish(ProviderCalled(
             agent_id=self.id, candidate_id=candidate_id, provider=self.provider.name,
             request=proposal.request, response=proposal.response, usage=proposal.usage))

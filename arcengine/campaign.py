@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -82,7 +83,7 @@ def assign_strategies(skills: list[Skill], seed_source: str, agents: int, provid
 
 class Campaign:
     def __init__(self, config: CampaignConfig, display: Display | None = None,
-                 provider: Provider | None = None) -> None:
+                 provider: Provider | None = None, guard_factory: Callable[[Campaign], Guard] | None = None) -> None:
         self.config = config
         self.problem: Problem = load_problem(config.problem)
         self.skills = load_skills()
@@ -96,6 +97,7 @@ class Campaign:
             prices=PriceTable.with_overrides(config.prices))
         self.usage = UsageTotals()
         self.last_agent_error: str | None = None
+        self.guard_factory = guard_factory  # a replay answers from a recording instead of guard children
         self.agents: list[Agent] = []
         self.best: Best | None = None
         self.seed_speedup: float | None = None
@@ -118,9 +120,12 @@ class Campaign:
         return True
 
     def release_position(self) -> None:
+        """Give back a reservation that brought no candidate (the provider was exhausted or failed)."""
         self._reserved -= 1
 
     def next_candidate(self) -> tuple[str, int]:
+        """Turn the caller's reservation into a numbered candidate position."""
+        self._reserved -= 1
         self._proposed += 1
         return f"c{self._proposed:04d}", self._proposed
 
@@ -160,7 +165,7 @@ class Campaign:
         self.bus.subscribe(self._count)
         if self.display is not None:
             self.bus.subscribe(self.display.on_event)
-        self.guard = Guard(
+        self.guard = self.guard_factory(self) if self.guard_factory else Guard(
             self.problem, self.bus, Thresholds(self.config.margin, self.config.near_band),
             seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
             cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib)

@@ -22,11 +22,14 @@ from arcengine.guard.service import DeviceUnsupported, GuardError
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
 from arcengine.providers.base import ProviderError, ProviderFatal
+from arcengine.recording import ReplayError
+from arcengine.replay import replay_run
+from arcengine.report import ReportError, write_report
 from arcengine.skills import SkillError
 
 # Errors whose message is the whole story: one line, no traceback.
 USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, ProviderFatal,
-               EventLogError, ExportError)
+               EventLogError, ExportError, ReplayError, ReportError)
 
 DEVICE = click.Choice(["auto", "cpu", "cuda"])
 child_memory_option = click.option(
@@ -145,6 +148,42 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
             print(f"speedup (geometric mean over visible workloads): {decided.speedup:.3f}x")
     if document["verdict"] != "pass":
         sys.exit(1)
+
+
+@app.command("replay")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="Parent folder of the replay's run folder [runs].")
+@click.option("--speed", type=click.FloatRange(min=0, min_open=True),
+              help="Pace decisions at the recorded gaps divided by this (default: as fast as possible).")
+@click.option("--until", "until_seq", type=click.IntRange(min=1), metavar="SEQ",
+              help="Replay the recorded events up to this sequence number.")
+@json_option
+def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_seq: int | None,
+                   json_output: bool) -> None:
+    """Re-drive the engine from a campaign's event log (recorded replies and decisions; no network, no GPU) and
+    check that every agent gets the same decisions in the same order. Exit 1 where they differ."""
+    stream = sys.stderr if json_output else sys.stdout
+    result = anyio.run(functools.partial(replay_run, run_dir, out or Path("runs"), speed=speed,
+                                         until_seq=until_seq, display=HeadlessDisplay(stream)))
+    if json_output:
+        _emit_json({**result.summary, "replayed": str(run_dir), "divergence": result.divergence})
+    elif result.divergence:
+        print(f"replay DIVERGED from {run_dir}: {result.divergence}")
+    else:
+        print(f"replay reproduced {run_dir}: the same decisions per agent, in the same order "
+              f"({result.summary['candidates']} candidates); replay folder {result.summary['run_dir']}")
+    if result.divergence:
+        sys.exit(1)
+
+
+@app.command("report")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="Report folder [RUN_DIR/report of the first run].")
+def report_command(run_dirs: tuple[Path, ...], out: Path | None) -> None:
+    """Markdown and JSON report of one or more runs: best kernels per workload, trajectories, and across
+    configurations geometric means with 95% bootstrap intervals and exact permutation tests."""
+    folder = write_report(list(run_dirs), out)
+    print(f"report: {folder / 'report.md'} (and report.json, trajectory.png)")
 
 
 @app.command("export")

@@ -6,34 +6,35 @@ When an agent's recorded proposals run out, that agent is done."""
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import deque
 from pathlib import Path
 from typing import Any
 
-from arcengine.eventlog import EventLogError, read_events
 from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed, MemoryRecorded
 from arcengine.providers.base import AgentContext, Proposal, ProviderExhausted, ProviderFatal, Reflection
+from arcengine.recording import Recording, ReplayError, read_recording
 
 
 class ReplayProvider:
-    def __init__(self, model: str = "", **_: Any) -> None:
-        if not model:
-            raise ProviderFatal("replay needs a recorded run: --model replay:RUN_DIR")
-        path = Path(model).expanduser()
-        log = path / "events.jsonl" if path.is_dir() else path
-        if not log.is_file():
-            raise ProviderFatal(f"replay: no event log at {log}")
-        self.name = f"replay:{path}"
-        self._proposals: dict[str, deque[CandidateProposed]] = defaultdict(deque)
-        self._conclusions: dict[str, deque[MemoryRecorded]] = defaultdict(deque)
-        try:
-            for event in read_events(log):
-                if isinstance(event, CandidateProposed) and event.agent_id != SEED_AGENT:
-                    self._proposals[event.agent_id].append(event)
-                elif isinstance(event, MemoryRecorded):
-                    self._conclusions[event.agent_id].append(event)
-        except EventLogError as error:
-            raise ProviderFatal(f"replay: {error}") from None
+    def __init__(self, model: str = "", recording: Recording | None = None, **_: Any) -> None:
+        if recording is None:
+            if not model:
+                raise ProviderFatal("replay needs a recorded run: --model replay:RUN_DIR")
+            path = Path(model).expanduser()
+            try:
+                recording = read_recording(path if path.is_dir() else path.parent)
+            except ReplayError as error:
+                raise ProviderFatal(f"replay: {error}") from None
+        self.name = f"replay:{model}"
+        self._proposals: dict[str, deque[CandidateProposed]] = {
+            agent: deque(step.proposed for step in steps)
+            for agent, steps in recording.steps.items() if agent != SEED_AGENT}
+        self._conclusions: dict[str, deque[MemoryRecorded]] = {
+            agent: deque(entries) for agent, entries in recording.conclusions.items()}
+
+    @classmethod
+    def from_recording(cls, recording: Recording, name: str) -> ReplayProvider:
+        return cls(name, recording=recording)
 
     async def propose(self, context: AgentContext) -> Proposal:
         recorded = self._proposals.get(context.agent_id)

@@ -1,0 +1,82 @@
+"""arcengine replay: a recorded campaign re-driven from its event log (recorded replies and decisions, no guard
+child) reproduces its decisions per agent; an altered log is reported at its first difference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arcengine.campaign import Campaign
+from arcengine.recording import ReplayError, read_recording
+from arcengine.replay import replay_run
+
+
+@pytest.fixture
+def recorded(campaign_config, tmp_path: Path) -> Path:
+    import anyio
+
+    summary = anyio.run(Campaign(campaign_config(agents=2, budget=8, plateau=None, out=tmp_path / "rec")).run)
+    return Path(summary["run_dir"])
+
+
+def alter_first_keep(run_dir: Path) -> str:
+    log = run_dir / "events.jsonl"
+    lines = log.read_text().splitlines()
+    for number, line in enumerate(lines):
+        event = json.loads(line)
+        if event["type"] == "candidate_decided" and event["agent_id"] != "seed" and event["decision"] == "KEEP":
+            event["decision"] = "REVERT"
+            lines[number] = json.dumps(event)
+            log.write_text("\n".join(lines) + "\n")
+            return event["candidate_id"]
+    raise AssertionError("the recorded campaign has no KEEP to alter")
+
+
+async def test_replay_reproduces_the_recorded_decisions(recorded: Path, tmp_path: Path) -> None:
+    result = await replay_run(recorded, tmp_path / "replays")
+    assert result.divergence is None
+    original, replayed = read_recording(recorded), read_recording(Path(result.summary["run_dir"]))
+    for agent, steps in original.steps.items():
+        assert [s.decided.decision for s in replayed.steps[agent]] == [s.decided.decision for s in steps]
+    assert all(replayed.memory(agent) == original.memory(agent) for agent in original.steps)
+    assert any(original.memory(agent) for agent in original.steps)
+
+
+async def test_an_altered_log_is_reported_at_the_first_difference(recorded: Path, tmp_path: Path) -> None:
+    altered = alter_first_keep(recorded)
+    result = await replay_run(recorded, tmp_path / "replays")
+    assert result.divergence is not None
+    # The next candidate of that agent was built on the KEEP: after a REVERT its parent is another one.
+    assert "parent was" in result.divergence or altered in result.divergence
+
+
+async def test_a_cut_last_line_and_until(recorded: Path, tmp_path: Path) -> None:
+    with (recorded / "events.jsonl").open("a") as log:
+        log.write('{"v": 1, "seq": 99999, "type": "candidate_dec')  # a crash mid-write
+    full = await replay_run(recorded, tmp_path / "replays")
+    assert full.divergence is None
+    decided = [s.decided.seq for steps in read_recording(recorded).steps.values() for s in steps]
+    until = sorted(decided)[3]  # the seed and three candidates
+    part = await replay_run(recorded, tmp_path / "replays", until_seq=until)
+    assert part.summary["candidates"] == 3 and part.divergence is None
+
+
+def test_replay_of_nothing_says_so(tmp_path: Path) -> None:
+    with pytest.raises(ReplayError, match="no event log"):
+        read_recording(tmp_path)
+
+
+def test_cli_exit_status_tells_reproduced_from_diverged(recorded: Path, tmp_path: Path) -> None:
+    def replay() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "arcengine.cli", "replay", str(recorded), "--out",
+                               str(tmp_path / "cli"), "--json"], capture_output=True, text=True, check=False)
+
+    same = replay()
+    assert same.returncode == 0 and json.loads(same.stdout)["divergence"] is None
+    alter_first_keep(recorded)
+    differs = replay()
+    assert differs.returncode == 1 and json.loads(differs.stdout)["divergence"]
