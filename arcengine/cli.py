@@ -13,10 +13,11 @@ import anyio
 import click
 
 from arcengine.campaign import Campaign, CampaignError
-from arcengine.config import ConfigError, build_config
+from arcengine.config import CampaignConfig, ConfigError, build_config
 from arcengine.display import HeadlessDisplay
 from arcengine.evaluate import evaluate_file, verdict_json
 from arcengine.eventlog import EventLogError
+from arcengine.events import Event
 from arcengine.export import ExportError, export_run
 from arcengine.guard.service import DeviceUnsupported, GuardError
 from arcengine.logs import configure_logging
@@ -82,13 +83,14 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--plateau", type=int, help="Stop when every agent has gone this many candidates without a KEEP [12].")
 @click.option("--seeds", type=int, help="Correctness seeds per workload [5].")
 @child_memory_option
+@click.option("--tui", is_flag=True, help="Watch the campaign in the terminal UI (q quits and stops it).")
 @json_option
 def run(problem: str, agents: int | None, budget: int | None, model: str | None, base_url: str | None,
         max_cost: float | None, max_tokens: int | None, prices: Path | None, provider_concurrency: int | None,
         memory: str | None, memory_cap: str | None, device: str | None, out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
-        child_memory: float | None, json_output: bool) -> None:
-    """Run a campaign headless: a line per decision, a progress line, and a summary."""
+        child_memory: float | None, tui: bool, json_output: bool) -> None:
+    """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
     settings = build_config(config_file, {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
         "max_cost_usd": max_cost, "max_tokens": max_tokens, "prices": prices,
@@ -96,9 +98,14 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
         "memory_cap": memory_cap, "device": device, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
     })
-    stream = sys.stderr if json_output else sys.stdout
-    campaign = Campaign(settings, display=HeadlessDisplay(stream))
-    summary = anyio.run(campaign.run)
+    if tui:
+        summary = _run_in_tui(settings)
+        if summary is None:
+            print("arcengine: the campaign was stopped from the terminal UI before it finished", file=sys.stderr)
+            sys.exit(130)
+    else:
+        stream = sys.stderr if json_output else sys.stdout
+        summary = anyio.run(Campaign(settings, display=HeadlessDisplay(stream)).run)
     if json_output:
         _emit_json(summary)
         return
@@ -114,6 +121,45 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
         print(f"provider {summary['provider']}: {usage['calls']} calls, {usage['input_tokens']} input tokens "
               f"({usage['cached_tokens']} cached), {usage['output_tokens']} output tokens, {cost}")
     print(f"stopped: {summary['stop_reason']}\nrun folder: {summary['run_dir']} (best kernel: best.py)")
+
+
+def _run_in_tui(settings: CampaignConfig) -> dict[str, Any] | None:
+    """The campaign on the terminal UI's loop, every event pushed to the view; None if the user quit first."""
+    from arcengine.tui.app import CampaignApp
+
+    view = CampaignApp(None)
+
+    class PushToView:
+        async def on_event(self, event: Event) -> None:
+            view.push_events([event])
+
+    campaign = Campaign(settings, display=PushToView())
+    view.drive = campaign.run
+    view.run()
+    return view.result
+
+
+@app.command("tui")
+@click.argument("run_dir", required=False, type=click.Path(path_type=Path))
+@click.option("--refresh", type=click.FloatRange(min=0.05), default=0.25, show_default=True, metavar="SECONDS",
+              help="How often the view reads the event log.")
+def tui_command(run_dir: Path | None, refresh: float) -> None:
+    """Watch a campaign's run folder, live (another process writing it) or finished; q quits.
+
+    RUN_DIR defaults to the newest run folder under runs/."""
+    from arcengine.tui.app import CampaignApp
+
+    folder = run_dir or _newest_run(Path("runs"))
+    if not (folder / "events.jsonl").is_file():
+        raise ProblemError(f"{folder} is not a run folder (no events.jsonl); give one, e.g. runs/<campaign-id>")
+    CampaignApp(folder, refresh).run()
+
+
+def _newest_run(parent: Path) -> Path:
+    runs = sorted((p for p in parent.glob("*/events.jsonl")), key=lambda p: p.stat().st_mtime)
+    if not runs:
+        raise ProblemError(f"no run folders under {parent}/; give RUN_DIR")
+    return runs[-1].parent
 
 
 @app.command("eval")

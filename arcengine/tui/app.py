@@ -1,0 +1,329 @@
+"""The campaign TUI: a Textual app that folds events into a ``CampaignView`` and redraws on a timer.
+
+Events come from ``events.jsonl`` (an ``EventFollower`` polled every ``refresh_s``, so a campaign in another
+process never waits on the terminal) or from ``push_events`` (the campaign's own process). Either way folding
+is cheap and immediate, and widgets are redrawn at most once per tick, so a burst of events costs one redraw.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Footer, Header, Sparkline, Static
+
+from arcengine.events import SEED_AGENT, Event
+from arcengine.tui import render
+from arcengine.tui.detail import CandidateScreen
+from arcengine.tui.follow import EventFollower
+from arcengine.tui.state import CampaignView
+
+AGENT_COLUMNS = ("agent", "strategy", "phase", "plateau", "cands", "K/A/R/X", "best", "last", "tokens", "cost")
+LEADER_COLUMNS = ("#", "agent", "best", "×seed", "candidate", "strategy")
+FEED_COLUMNS = ("pos", "agent", "decision", "speedup", "candidate", "reason")
+REASON_WIDTH = 90
+CATCH_UP_S = 0.05  # reading time per tick while a long log is caught up on: the screen stays responsive
+MAIN_ONLY = ("open", "open_best", "toggle_follow")  # actions that make sense on the main screen only
+
+
+class CampaignApp(App[None]):
+    """Live view of one campaign's run folder (or of events pushed to it)."""
+
+    TITLE = "arcengine"
+    CSS = """
+    #budget { height: auto; padding: 0 1; background: $boost; }
+    .pane { border: round $primary-darken-2; }
+    .pane:focus, .pane:focus-within { border: round $accent; }
+    #agents { height: auto; max-height: 40%; }
+    #middle { height: 1fr; }
+    #feed { width: 5fr; height: 100%; }
+    #side { width: 3fr; }
+    #leaderboard { height: auto; max-height: 50%; }
+    #memory-pane { height: 1fr; padding: 0 1; }
+    #trajectory-pane { height: 4; padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("tab", "focus_next", "next pane", show=True),
+        Binding("shift+tab", "focus_previous", "previous pane", show=False),
+        Binding("o", "open", "open candidate"),
+        Binding("b", "open_best", "best"),
+        Binding("f", "toggle_follow", "follow newest"),
+    ]
+
+    def __init__(self, run_dir: Path | None = None, refresh_s: float = 0.25,
+                 drive: Callable[[], Awaitable[Any]] | None = None) -> None:
+        """``run_dir`` None: no file is followed and only ``push_events`` feeds the view. ``drive``: a coroutine
+        (the campaign itself, for ``arcengine run --tui``) run on the app's loop; its result lands in ``result``."""
+        super().__init__()
+        self.drive = drive
+        self.result: Any = None
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.refresh_s = refresh_s
+        self.view = CampaignView()
+        self.follower = EventFollower(self.run_dir / "events.jsonl") if self.run_dir is not None else None
+        self.follow = True  # keep the feed's cursor on the newest decision
+        self.read_error: str | None = None
+        self._dirty = True
+        self._feed_rows = 0
+        # the main screen's widgets, held so a redraw reaches them while the detail screen is on top
+        self.budget_bar = Static(id="budget")
+        self.agents_table = self._table("agents", "agents")
+        self.leaderboard_table = self._table("leaderboard", "leaderboard")
+        self.feed_table = self._table("feed", "decisions")
+        self.memory_panel = Static(id="memory")
+        self.trajectory_label = Static(id="trajectory-label")
+        self.trajectory = Sparkline([], id="trajectory")
+
+    # -- layout ------------------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield self.budget_bar
+        yield self.agents_table
+        with Horizontal(id="middle"):
+            yield self.feed_table
+            with Vertical(id="side"):
+                yield self.leaderboard_table
+                with VerticalScroll(id="memory-pane", classes="pane") as memory:
+                    memory.border_title = "memory"
+                    yield self.memory_panel
+        with Vertical(id="trajectory-pane", classes="pane") as trajectory:
+            trajectory.border_title = "trajectory"
+            yield self.trajectory_label
+            yield self.trajectory
+        yield Footer()
+
+    @staticmethod
+    def _table(widget_id: str, title: str) -> DataTable[object]:
+        table: DataTable[object] = DataTable(id=widget_id, classes="pane", cursor_type="row", zebra_stripes=True)
+        table.border_title = title
+        return table
+
+    def on_mount(self) -> None:
+        for table, columns in ((self.agents_table, AGENT_COLUMNS), (self.leaderboard_table, LEADER_COLUMNS),
+                               (self.feed_table, FEED_COLUMNS)):
+            for column in columns:
+                table.add_column(column, key=column)
+        self.feed_table.focus()
+        self.poll()
+        self.set_interval(self.refresh_s, self.poll)
+        if self.drive is not None:
+            self.run_worker(self._drive(), name="campaign", exit_on_error=False)
+
+    async def _drive(self) -> None:
+        try:
+            self.result = await self.drive()  # type: ignore[misc]
+        except Exception as error:  # shown, not raised: the view of what happened stays on screen
+            self.notify(f"campaign failed: {error}", severity="error", timeout=30)
+            return
+        self.notify("campaign stopped; q quits", timeout=30)
+
+    # -- feeding the view --------------------------------------------------------------------------------------
+
+    def push_events(self, events: Iterable[Event]) -> None:
+        """Fold events from the campaign's own process (call on the app's loop; from another thread use
+        ``app.call_from_thread(app.push_events, events)``). Widgets catch up at the next tick."""
+        if self.view.apply_all(events):
+            self._dirty = True
+
+    def poll(self) -> None:
+        """One tick: read what the file gained, then redraw if anything changed."""
+        if self.follower is not None:
+            started = time.monotonic()
+            while True:  # a long log is caught up on in bounded reads, within a slice of each tick
+                self._read_once(self.follower)
+                if not self.follower.pending or time.monotonic() - started > CATCH_UP_S:
+                    break
+        if self._dirty:
+            self.refresh_view()
+
+    def _read_once(self, follower: EventFollower) -> None:
+        try:
+            events = follower.read()
+            if self.read_error is not None:
+                self.read_error, self._dirty = None, True
+        except OSError as error:  # e.g. permissions: say so instead of crashing the screen
+            events, self.read_error = [], f"{type(error).__name__}: {error}"
+            self._dirty = True
+        if follower.restarted:  # the log was replaced: start the view over
+            self.view = CampaignView()
+            self._reset_widgets()
+        self.push_events(events)
+
+    def _reset_widgets(self) -> None:
+        for table in (self.agents_table, self.leaderboard_table, self.feed_table):
+            table.clear()
+        self._feed_rows = 0
+        self._dirty = True
+        if self.detail is not None:
+            self.pop_screen()
+
+    # -- drawing -----------------------------------------------------------------------------------------------
+
+    def refresh_view(self) -> None:
+        """Redraw every widget from the view now (the timer calls it when events arrived)."""
+        self._dirty = False
+        view = self.view
+        self.sub_title = render.subtitle(view)
+        budget = render.budget_line(view)
+        if self.read_error:
+            budget.append(f"  {self.read_error}", style="bold red")
+        if self.follower is not None and self.follower.errors:
+            budget.append(f"  ({len(self.follower.errors)} unreadable lines; last: {self.follower.errors[-1]})",
+                          style="red")
+        self.budget_bar.update(budget)
+        self._draw_agents()
+        self._draw_leaderboard()
+        self._draw_feed()
+        self.memory_panel.update(render.memory_text(view))
+        self.trajectory_label.update(render.trajectory_label(view))
+        self.trajectory.data = list(view.best_curve)
+        if self.detail is not None and self.detail.view is view:
+            self.detail.refresh_view()
+
+    def _draw_agents(self) -> None:
+        table = self.agents_table
+        for agent in self.view.agents.values():
+            d = agent.decisions
+            counts = "/".join(str(d.get(k, 0)) for k in ("KEEP", "ACCEPT", "REVERT", "REJECT"))
+            row = {
+                "agent": Text(agent.agent_id, style="bold"),
+                "strategy": Text(agent.strategy),
+                "phase": render.phase_text(agent.phase),
+                "plateau": Text(str(agent.plateau), justify="right"),
+                "cands": Text(str(agent.candidates), justify="right"),
+                "K/A/R/X": Text(counts),
+                "best": Text(render.speedup(agent.best_speedup), justify="right"),
+                "last": Text(agent.last_candidate_id or render.DASH),
+                "tokens": Text(render.tokens(agent.tokens), justify="right"),
+                "cost": Text(render.dollars(agent.cost_usd), justify="right"),
+            }
+            if agent.agent_id in table.rows:
+                for column, value in row.items():
+                    table.update_cell(agent.agent_id, column, value)
+            else:
+                table.add_row(*row.values(), key=agent.agent_id)
+
+    def _draw_leaderboard(self) -> None:
+        table = self.leaderboard_table
+        cursor = table.cursor_row
+        table.clear()
+        for rank, row in enumerate(self.view.leaderboard, start=1):
+            style = "dim" if row.agent_id == SEED_AGENT else ""
+            table.add_row(
+                Text(str(rank), justify="right"),
+                Text(row.agent_id, style=style or "bold"),
+                Text(render.speedup(row.speedup, 3), justify="right", style=style),
+                Text(render.speedup(row.over_seed), justify="right", style=style),
+                Text(row.candidate_id or render.DASH, style=style),
+                Text(row.strategy, style=style),
+                key=row.agent_id,
+            )
+        if table.row_count:
+            table.move_cursor(row=min(cursor, table.row_count - 1), animate=False, scroll=False)
+
+    def _draw_feed(self) -> None:
+        table = self.feed_table
+        feed = self.view.feed
+        for index in range(self._feed_rows, len(feed)):
+            entry = feed[index]
+            position = "seed" if entry.position == 0 else f"#{entry.position}" if entry.position > 0 else "?"
+            best = Text(render.speedup(entry.speedup), justify="right",
+                        style="bold green" if entry.campaign_best else "")
+            if entry.campaign_best:
+                best.append(" ★", style="bold yellow")
+            table.add_row(
+                Text(position, justify="right"),
+                Text(entry.agent_id, style="bold"),
+                render.decision_text(entry.decision),
+                best,
+                Text(entry.candidate_id),
+                Text(render.clip(entry.reason, REASON_WIDTH)),
+                key=str(index),
+            )
+        grew = len(feed) > self._feed_rows
+        self._feed_rows = len(feed)
+        if grew and self.follow:
+            self._jump_to_newest()
+        table.border_subtitle = "following newest" if self.follow else "paused (f: follow newest)"
+
+    def _jump_to_newest(self) -> None:
+        table = self.feed_table
+        if table.row_count:
+            table.move_cursor(row=table.row_count - 1, animate=False)
+
+    # -- interaction -------------------------------------------------------------------------------------------
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Moving the feed's cursor off the newest row by hand pauses following. (A highlight that is no longer
+        where the cursor is, e.g. row 0 as the first rows arrive, is stale: the app has moved it since.)"""
+        table = event.data_table
+        if (table.id == "feed" and self.follow and event.cursor_row == table.cursor_row
+                and event.cursor_row != table.row_count - 1):
+            self.follow = False
+            table.border_subtitle = "paused (f: follow newest)"
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        candidate_id = self._candidate_at(event.data_table, event.row_key.value)
+        if candidate_id is not None:
+            self.open_candidate(candidate_id)
+
+    def _candidate_at(self, table: DataTable[object], key: str | None) -> str | None:
+        """The candidate a row of a main-screen table stands for."""
+        if key is None:
+            return None
+        if table.id == "feed":
+            return self.view.feed[int(key)].candidate_id
+        if table.id == "agents":
+            agent = self.view.agents.get(key)
+            return agent.last_candidate_id if agent else None
+        if table.id == "leaderboard":
+            row = next((r for r in self.view.leaderboard if r.agent_id == key), None)
+            return row.candidate_id if row else None
+        return None
+
+    @property
+    def detail(self) -> CandidateScreen | None:
+        """The candidate detail screen, when it is the one shown."""
+        top = self.screen_stack[-1] if self.screen_stack else None
+        return top if isinstance(top, CandidateScreen) else None
+
+    def open_candidate(self, candidate_id: str) -> bool:
+        """Show a candidate's detail screen; False if the view has no such candidate."""
+        if candidate_id not in self.view.candidates:
+            return False
+        if self.detail is not None:
+            self.pop_screen()
+        self.push_screen(CandidateScreen(self.view, candidate_id))
+        return True
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The main screen's keys are hidden and inert while a candidate's detail is shown."""
+        return action not in MAIN_ONLY or self.detail is None
+
+    def action_open(self) -> None:
+        """Open the candidate under the focused table's cursor."""
+        table = self.focused
+        if isinstance(table, DataTable) and table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            candidate_id = self._candidate_at(table, key)
+            if candidate_id is not None:
+                self.open_candidate(candidate_id)
+
+    def action_open_best(self) -> None:
+        best = self.view.best
+        if best is not None:
+            self.open_candidate(best.candidate_id)
+
+    def action_toggle_follow(self) -> None:
+        self.follow = not self.follow
+        if self.follow:
+            self._jump_to_newest()
+        self.feed_table.border_subtitle = "following newest" if self.follow else "paused (f: follow newest)"
