@@ -71,7 +71,7 @@ class Agent:
 
     async def run(self, campaign: Campaign) -> None:
         """Propose and submit until the campaign has no position left or the provider is exhausted."""
-        while campaign.reserve_position():
+        while campaign.reserve_position(self):
             self.holding_position = True
             try:
                 await self.step(campaign)

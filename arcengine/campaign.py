@@ -111,13 +111,21 @@ class Campaign:
         self.guard: Guard
 
     # -- positions and files -------------------------------------------------------------------------
-    def reserve_position(self) -> bool:
+    def reserve_position(self, agent: Agent | None = None) -> bool:
+        """A budget position for the next candidate; with ``split_budget``, each agent only gets its even share
+        (budget // agents), as the paper's fixed-budget ablation has it."""
         if self.stop_reason is not None:
             return False
         if self._proposed + self._reserved >= self.config.budget:
             return False
+        if self.config.split_budget and agent is not None and agent.state.candidates >= self.share:
+            return False
         self._reserved += 1
         return True
+
+    @property
+    def share(self) -> int:
+        return self.config.budget // self.config.agents
 
     def release_position(self) -> None:
         """Give back a reservation that brought no candidate (the provider was exhausted or failed)."""
@@ -201,7 +209,7 @@ class Campaign:
         if not seed_ok:
             raise CampaignError(self.stop_reason)
         if self.stop_reason is None:
-            if self._proposed >= config.budget:
+            if self._proposed >= (self.share * config.agents if config.split_budget else config.budget):
                 self.stop_reason = "candidate budget spent"
             elif self.agents and all(a.state.phase == "dead" for a in self.agents):
                 self.stop_reason = f"every agent failed (last: {self.last_agent_error})"

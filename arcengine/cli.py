@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import click
 
+from arcengine.ablate import ablate, configurations
 from arcengine.campaign import Campaign, CampaignError
 from arcengine.config import CampaignConfig, ConfigError, build_config
 from arcengine.display import HeadlessDisplay
@@ -220,6 +221,34 @@ def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_s
               f"({result.summary['candidates']} candidates); replay folder {result.summary['run_dir']}")
     if result.divergence:
         sys.exit(1)
+
+
+@app.command("ablate")
+@problem_argument
+@click.option("--configs", default="single,multi-bounded,multi-unbounded", show_default=True,
+              help="Comma-separated configurations: single, multi-bounded, multi-unbounded.")
+@click.option("--trajectories", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Campaigns per configuration.")
+@click.option("--budget", type=click.IntRange(min=1), required=True, help="Candidate positions per campaign.")
+@click.option("--agents", type=click.IntRange(min=2), default=4, show_default=True,
+              help="Agents of the multi-agent configurations.")
+@click.option("--model", default="offline", show_default=True, help="Provider, as for run.")
+@click.option("--device", type=DEVICE, default="auto", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), help="Ablation folder [runs/ablate-PROBLEM].")
+def ablate_command(problem: str, configs: str, trajectories: int, budget: int, agents: int, model: str,
+                   device: str, out: Path | None) -> None:
+    """The paper's fixed-budget ablation: each configuration run K times with the budget split evenly across its
+    agents, then a report with geometric-mean speedups, bootstrap intervals and exact permutation tests."""
+    names = configurations(configs)
+    folder = out or Path("runs") / f"ablate-{load_problem(problem).name}"
+    base = {"problem": problem, "budget": budget, "agents": agents, "model": model, "device": device}
+
+    def lines(name: str, trajectory: int) -> HeadlessDisplay:
+        print(f"== {name}, trajectory {trajectory + 1} of {trajectories}", flush=True)
+        return HeadlessDisplay(sys.stdout)
+
+    report = anyio.run(functools.partial(ablate, base, names, trajectories, folder, lines))
+    print(f"report: {report / 'report.md'}")
 
 
 @app.command("report")

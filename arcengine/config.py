@@ -42,6 +42,7 @@ class CampaignConfig(BaseModel):
     child_memory_gib: float | None = Field(None, gt=0, description="resident host memory per guard child "
                                            "[half the machine's]")
     seeds: int = Field(5, ge=1, le=32, description="correctness seeds per workload")
+    split_budget: bool = Field(False, description="each agent gets budget // agents positions (ablations)")
     rng_seed: int = 0
     max_relaunches: int = Field(3, ge=0)
 
