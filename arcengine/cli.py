@@ -6,6 +6,7 @@ import functools
 import json
 import sys
 import traceback
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +14,8 @@ import anyio
 import click
 
 from arcengine.ablate import ablate, configurations
-from arcengine.campaign import Campaign, CampaignError
-from arcengine.config import CampaignConfig, ConfigError, build_config
+from arcengine.campaign import Campaign, CampaignError, Display
+from arcengine.config import ConfigError, build_config
 from arcengine.display import HeadlessDisplay
 from arcengine.evaluate import evaluate_file, verdict_json
 from arcengine.eventlog import EventLogError
@@ -25,7 +26,7 @@ from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
 from arcengine.providers.base import ProviderError, ProviderFatal
 from arcengine.recording import ReplayError
-from arcengine.replay import replay_run
+from arcengine.replay import ReplayResult, replay_run
 from arcengine.report import ReportError, write_report
 from arcengine.skills import SkillError
 
@@ -100,7 +101,7 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
         "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
     })
     if tui:
-        summary = _run_in_tui(settings)
+        summary = _in_tui(lambda display: Campaign(settings, display=display).run())
         if summary is None:
             print("arcengine: the campaign was stopped from the terminal UI before it finished", file=sys.stderr)
             sys.exit(130)
@@ -124,8 +125,9 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
     print(f"stopped: {summary['stop_reason']}\nrun folder: {summary['run_dir']} (best kernel: best.py)")
 
 
-def _run_in_tui(settings: CampaignConfig) -> dict[str, Any] | None:
-    """The campaign on the terminal UI's loop, every event pushed to the view; None if the user quit first."""
+def _in_tui(start: Callable[[Display], Awaitable[Any]]) -> Any:
+    """Run ``start(display)`` (a campaign or a replay) on the terminal UI's loop with every event pushed to the
+    view; its result, or None if the user quit first."""
     from arcengine.tui.app import CampaignApp
 
     view = CampaignApp(None)
@@ -134,8 +136,7 @@ def _run_in_tui(settings: CampaignConfig) -> dict[str, Any] | None:
         async def on_event(self, event: Event) -> None:
             view.push_events([event])
 
-    campaign = Campaign(settings, display=PushToView())
-    view.drive = campaign.run
+    view.drive = functools.partial(start, PushToView())
     view.run()
     return view.result
 
@@ -204,14 +205,21 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
               help="Pace decisions at the recorded gaps divided by this (default: as fast as possible).")
 @click.option("--until", "until_seq", type=click.IntRange(min=1), metavar="SEQ",
               help="Replay the recorded events up to this sequence number.")
+@click.option("--tui", is_flag=True, help="Watch the replay in the terminal UI.")
 @json_option
-def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_seq: int | None,
+def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_seq: int | None, tui: bool,
                    json_output: bool) -> None:
     """Re-drive the engine from a campaign's event log (recorded replies and decisions; no network, no GPU) and
     check that every agent gets the same decisions in the same order. Exit 1 where they differ."""
-    stream = sys.stderr if json_output else sys.stdout
-    result = anyio.run(functools.partial(replay_run, run_dir, out or Path("runs"), speed=speed,
-                                         until_seq=until_seq, display=HeadlessDisplay(stream)))
+    def start(display: Display) -> Awaitable[ReplayResult]:
+        return replay_run(run_dir, out or Path("runs"), speed=speed, until_seq=until_seq, display=display)
+
+    if tui:
+        result = _in_tui(start)
+        if result is None:
+            sys.exit(130)
+    else:
+        result = anyio.run(start, HeadlessDisplay(sys.stderr if json_output else sys.stdout))
     if json_output:
         _emit_json({**result.summary, "replayed": str(run_dir), "divergence": result.divergence})
     elif result.divergence:
