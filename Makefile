@@ -21,7 +21,8 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check arcengine tests bench
-	$(BIN)/python -m pytest -q
+	# One worker per core: most tests wait on guard children, which use one core each.
+	$(BIN)/python -m pytest -q -n auto
 
 lint: $(STAMP)
 	$(BIN)/ruff check arcengine tests bench

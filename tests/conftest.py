@@ -31,3 +31,13 @@ def campaign_config(tmp_path: Path):
         return CampaignConfig(**values)  # type: ignore[arg-type]
 
     return make
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the few minute-long tests first: with one worker per core they then overlap the rest of the suite
+    instead of starting last and making everyone wait (marked ``heavy``)."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "heavy: a test that takes minutes; scheduled first")

@@ -15,6 +15,7 @@ from arcengine.events import CandidateProposed
 from tests.conftest import SCALE
 
 
+@pytest.mark.heavy
 async def test_each_configuration_runs_k_times_with_even_shares_and_one_report(tmp_path: Path) -> None:
     base = {"problem": str(SCALE), "budget": 4, "agents": 2, "device": "cpu", "candidate_timeout_s": 60.0}
     report = await ablate(base, ["single", "multi-bounded"], 2, tmp_path)

@@ -24,6 +24,7 @@ def decisions_by_candidate(run_dir: Path) -> dict[str, CandidateDecided]:
     return {e.candidate_id: e for e in read_events(run_dir / "events.jsonl") if isinstance(e, CandidateDecided)}
 
 
+@pytest.mark.heavy
 async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
     from arcengine.config import CampaignConfig
 
