@@ -1,4 +1,4 @@
-"""The ``arcengine`` command: run, eval, problems."""
+"""The ``arcengine`` command: run, tui, replay, report, ablate, eval, export, problems."""
 
 from __future__ import annotations
 
@@ -76,6 +76,8 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--provider-concurrency", type=click.IntRange(min=1), metavar="N",
               help="Provider requests in flight at once [4].")
 @click.option("--memory", type=click.Choice(["shared", "private"]), help="Memory scope [shared].")
+@click.option("--leaderboard/--no-leaderboard", default=None,
+              help="Show agents the leaderboard and siblings' best sources [shown].")
 @click.option("--memory-cap", help="Entries kept per kind and kernel type, or none [16].")
 @click.option("--device", type=DEVICE, help="auto (the GPU if there is one), cpu or cuda [auto].")
 @click.option("--out", type=click.Path(path_type=Path), help="Parent folder of run folders [runs].")
@@ -89,14 +91,15 @@ def _emit_json(document: dict[str, Any]) -> None:
 @json_option
 def run(problem: str, agents: int | None, budget: int | None, model: str | None, base_url: str | None,
         max_cost: float | None, max_tokens: int | None, prices: Path | None, provider_concurrency: int | None,
-        memory: str | None, memory_cap: str | None, device: str | None, out: Path | None, config_file: Path | None,
+        memory: str | None, leaderboard: bool | None, memory_cap: str | None, device: str | None,
+        out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
         child_memory: float | None, tui: bool, json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
     settings = build_config(config_file, {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
         "max_cost_usd": max_cost, "max_tokens": max_tokens, "prices": prices,
-        "provider_concurrency": provider_concurrency, "memory": memory,
+        "provider_concurrency": provider_concurrency, "memory": memory, "leaderboard": leaderboard,
         "memory_cap": memory_cap, "device": device, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
     })
