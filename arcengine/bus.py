@@ -1,7 +1,7 @@
 """The event bus: the only way parts learn what happened.
 
-``publish`` numbers the event, appends it to the log, then hands it to each subscriber in order of
-subscription. Publishing is serialised, so the log's order is the order every subscriber sees.
+``publish`` numbers the event, masks any secret in it, appends it to the log, then hands it to each subscriber in
+order of subscription. Publishing is serialised, so the log's order is the order every subscriber sees.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import anyio
 
 from arcengine.eventlog import EventLogWriter
 from arcengine.events import Event
+from arcengine.redact import redact_event
 
 Subscriber = Callable[[Event], Awaitable[None]]
 
@@ -29,7 +30,7 @@ class Bus:
 
     async def publish(self, event: Event) -> Event:
         async with self._lock:
-            event = event.model_copy(update={"seq": self._next_seq, "ts": time.time()})
+            event = redact_event(event.model_copy(update={"seq": self._next_seq, "ts": time.time()}))
             self._next_seq += 1
             if self._log is not None:
                 await self._log.append(event)

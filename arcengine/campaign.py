@@ -39,6 +39,7 @@ from arcengine.problem import Problem, load_problem
 from arcengine.providers import create_provider
 from arcengine.providers.base import LeaderboardEntry, Provider, ProviderFatal, ProviderUnavailable
 from arcengine.providers.pricing import PriceTable
+from arcengine.redact import redact_secrets
 from arcengine.skills import Skill, load_skills, strategies_for
 from arcengine.store import Store
 from arcengine.tunables import read_tunables
@@ -297,7 +298,7 @@ class Campaign:
 
     def stop(self, reason: str) -> None:
         if self.stop_reason is None:
-            self.stop_reason = reason
+            self.stop_reason = redact_secrets(reason)  # a provider's error may quote the key it was sent
 
     def _write_best(self, source: str) -> None:
         path = self.run_dir / "best.py"

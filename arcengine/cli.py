@@ -26,6 +26,7 @@ from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
 from arcengine.providers.base import ProviderError, ProviderFatal
 from arcengine.recording import ReplayError
+from arcengine.redact import redact_secrets
 from arcengine.replay import ReplayResult, replay_run
 from arcengine.report import ReportError, write_report
 from arcengine.skills import SkillError
@@ -330,12 +331,13 @@ def main(argv: list[str] | None = None) -> None:
     except USER_ERRORS as error:
         if debug:
             traceback.print_exc()
-        print(f"arcengine: error: {error}", file=sys.stderr)
+        print(f"arcengine: error: {redact_secrets(str(error))}", file=sys.stderr)
         sys.exit(2)
     except Exception as error:
         if debug:
             traceback.print_exc()
-        print(f"arcengine: internal error: {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+        print(f"arcengine: internal error: {type(error).__name__}: {redact_secrets(str(error))} "
+              "(rerun with --debug for the traceback)",
               file=sys.stderr)
         sys.exit(1)
 

@@ -8,6 +8,13 @@ from pathlib import Path
 
 import structlog
 
+from arcengine.redact import redact_secrets
+
+
+def _redacted(logger: object, method: str, line: str) -> str:
+    """The last processor: the rendered line with every secret value masked (tracebacks quote messages)."""
+    return redact_secrets(line)
+
 
 def configure_logging(path: Path | None) -> None:
     if path is None:
@@ -15,7 +22,7 @@ def configure_logging(path: Path | None) -> None:
         return
     structlog.configure(
         processors=[structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso"),
-                    structlog.processors.JSONRenderer()],
+                    structlog.processors.format_exc_info, structlog.processors.JSONRenderer(), _redacted],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
         logger_factory=structlog.WriteLoggerFactory(file=path.open("a", encoding="utf-8")),
         cache_logger_on_first_use=False,

@@ -38,6 +38,8 @@ import structlog
 from anyio.abc import Process, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from arcengine.redact import SECRET_NAME
+
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 # Variables a child may inherit; everything else (API keys included) is dropped.
@@ -45,7 +47,6 @@ _ALLOWED = re.compile(
     r"^(PATH|LANG|LC_[A-Z]+|TZ|LD_LIBRARY_PATH|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_[A-Z_]+"
     r"|TRITON_[A-Z_]+|OMP_NUM_THREADS|MKL_NUM_THREADS|OPENBLAS_[A-Z_]+|CC|CXX|PYTORCH_[A-Z_]+)$"
 )
-_SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 # Variables read only after the fork (knobs, CUDA init, paths): a request may set them freely. Any other
 # difference from the zygote's environment (OMP_NUM_THREADS, LD_LIBRARY_PATH...) was consumed when the zygote
 # started, so such a request is spawned cold.
@@ -77,17 +78,8 @@ def network_isolation() -> tuple[str, ...]:
     return (tool, "--net", "--") if probe.returncode == 0 else ()
 
 
-def redact_secrets(text: str) -> str:
-    """``text`` with the value of every secret-looking variable of the engine's environment masked: what a
-    candidate prints or raises ends up in reasons, and it may have found a key somewhere."""
-    for name, value in os.environ.items():
-        if _SECRET.search(name) and len(value) >= 6:
-            text = text.replace(value, f"<{name} redacted>")
-    return text
-
-
 def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if _ALLOWED.match(k) and not _SECRET.search(k)}
+    env = {k: v for k, v in os.environ.items() if _ALLOWED.match(k) and not SECRET_NAME.search(k)}
     env.update(
         HOME=str(workdir),
         TMPDIR=str(workdir),

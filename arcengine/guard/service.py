@@ -18,8 +18,9 @@ from arcengine.bus import Bus
 from arcengine.events import CandidateDecided, DeviceProfiled
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
-from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, default_memory_limit, redact_secrets, run_child
+from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, default_memory_limit, run_child
 from arcengine.problem import Problem, Workload
+from arcengine.redact import redact_secrets
 
 log = structlog.get_logger()
 

@@ -216,3 +216,17 @@ async def test_malformed_json_is_a_reject_with_the_reason(campaign_config, keys:
     decided = [d for d in events_of(Path(summary["run_dir"]), CandidateDecided) if d.agent_id != "seed"]
     assert decided[0].decision == "REJECT" and "malformed" in decided[0].reason
     assert summary["candidates"] == 2
+
+
+async def test_a_key_quoted_by_the_provider_appears_nowhere(campaign_config, monkeypatch: pytest.MonkeyPatch) -> None:
+    canary = "sk-canary-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    with FakeOpenAI(engineer) as server:
+        server.script(Status(401, message=f"Incorrect API key provided: {canary}"))
+        summary = await Campaign(campaign_config(agents=1, budget=2, model="openai:gpt-4.1",
+                                                 base_url=server.url)).run()
+    assert "OPENAI_API_KEY redacted" in summary["stop_reason"] and canary not in json.dumps(summary)
+    files = [path for path in Path(summary["run_dir"]).rglob("*") if path.is_file()]
+    assert any(path.name == "events.jsonl" for path in files) and any(path.name == "engine.log" for path in files)
+    for path in files:
+        assert canary.encode() not in path.read_bytes(), f"the key leaked into {path}"
