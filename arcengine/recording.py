@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from arcengine.eventlog import EventLogError, read_events
@@ -31,13 +32,14 @@ class Recording:
     steps: dict[str, list[Step]] = field(default_factory=lambda: defaultdict(list))  # per agent, in order
     conclusions: dict[str, list[MemoryRecorded]] = field(default_factory=lambda: defaultdict(list))  # per agent
 
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        """Each candidate as "agent #n" (candidate ids differ between runs; an agent's own order does not)."""
+        return {step.proposed.candidate_id: f"{agent} #{index + 1}"
+                for agent, steps in self.steps.items() for index, step in enumerate(steps)}
+
     def parent(self, step: Step) -> str:
-        """The step's parent as "agent #n" (candidate ids differ between runs; an agent's own order does not)."""
-        for agent, steps in self.steps.items():
-            for index, other in enumerate(steps):
-                if other.proposed.candidate_id == step.proposed.parent_id:
-                    return f"{agent} #{index + 1}"
-        return str(step.proposed.parent_id)
+        return self.labels.get(str(step.proposed.parent_id), str(step.proposed.parent_id))
 
     def memory(self, agent: str) -> list[tuple[str, str]]:
         return [(e.kind, e.summary) for e in self.conclusions.get(agent, [])]

@@ -126,7 +126,7 @@ async def replay_run(run_dir: Path, out: Path, *, speed: float | None = None, un
         guards.append(RecordedGuard(campaign.problem, campaign.bus, recording, speed))
         return guards[0]
 
-    provider = ReplayProvider.from_recording(recording, str(run_dir))
+    provider = ReplayProvider(str(run_dir), recording=recording)
     campaign = Campaign(CampaignConfig(**config), display=display, provider=provider, guard_factory=recorded_guard)
     summary = await campaign.run()
     replayed = read_recording(Path(summary["run_dir"]))

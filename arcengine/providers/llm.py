@@ -64,21 +64,22 @@ class LLMProvider(ABC):
 
     async def propose(self, context: AgentContext) -> Proposal:
         prompt = propose_prompt(context)
+        request = render(prompt)
         try:
             completion, usage = await self._call(prompt, self.max_output_tokens)
         except ProviderError as error:  # the vendor refused this request (too long, malformed reply)
             return Proposal(source="", strategy=context.strategy.name, rationale=str(error),
-                            request=render(prompt), response="", failure=str(error))
+                            request=request, response="", failure=str(error))
         try:
             parsed = parse_reply(completion.text, context.strategy.name)
         except ProviderError as error:
             return Proposal(source="", strategy=context.strategy.name, rationale=str(error),
-                            request=render(prompt), response=completion.text, usage=usage, failure=str(error))
+                            request=request, response=completion.text, usage=usage, failure=str(error))
         # The strategy stays the agent's skill (memory and the leaderboard group by it); the model's own words
         # on what it tried lead the rationale.
         return Proposal(source=parsed.source, strategy=context.strategy.name,
                         rationale=f"{parsed.strategy.rstrip('.')}. {parsed.rationale}",
-                        request=render(prompt), response=completion.text, usage=usage)
+                        request=request, response=completion.text, usage=usage)
 
     async def reflect(self, context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Reflection:
         prompt = reflect_prompt(context, proposal, decided)

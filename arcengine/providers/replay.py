@@ -32,10 +32,6 @@ class ReplayProvider:
         self._conclusions: dict[str, deque[MemoryRecorded]] = {
             agent: deque(entries) for agent, entries in recording.conclusions.items()}
 
-    @classmethod
-    def from_recording(cls, recording: Recording, name: str) -> ReplayProvider:
-        return cls(name, recording=recording)
-
     async def propose(self, context: AgentContext) -> Proposal:
         recorded = self._proposals.get(context.agent_id)
         if not recorded:

@@ -29,6 +29,7 @@ from arcengine.events import (
     ProviderCalled,
     WorkloadResult,
 )
+from arcengine.usage import UsageTotals
 
 Status = Literal["waiting", "running", "stopped"]
 
@@ -150,19 +151,15 @@ class LeaderRow:
 
 
 @dataclass
-class BudgetView:
-    """What the campaign has spent: positions, wall time (from event timestamps), tokens, dollars."""
+class BudgetView(UsageTotals):
+    """What the campaign has spent: positions, wall time (from event timestamps), and the providers' calls,
+    tokens and dollars (the totals the engine keeps, by the same rule)."""
 
     budget: int = 0
     proposed: int = 0  # agents' candidates (the seed is not counted, as in the engine)
     decided: int = 0
     first_ts: float | None = None
     last_ts: float | None = None
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    cost_usd: float = 0.0
     max_tokens: int | None = None
     max_cost_usd: float | None = None
     time_limit_s: float | None = None
@@ -173,10 +170,6 @@ class BudgetView:
         if self.first_ts is None or self.last_ts is None:
             return 0.0
         return max(0.0, self.last_ts - self.first_ts)
-
-    @property
-    def tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
 
 
 @dataclass
@@ -291,12 +284,8 @@ class CampaignView:
             agent.phase = PROPOSING
 
     def _provider_called(self, event: ProviderCalled) -> None:
-        usage, budget = event.usage, self.budget
-        budget.calls += 1
-        budget.input_tokens += usage.input_tokens
-        budget.output_tokens += usage.output_tokens
-        budget.cached_tokens += usage.cached_tokens
-        budget.cost_usd += usage.cost_usd
+        usage = event.usage
+        self.budget.add(usage)
         tokens = usage.input_tokens + usage.output_tokens
         if event.agent_id != SEED_AGENT:
             agent = self._agent(event.agent_id)
