@@ -4,9 +4,9 @@ the guard's own timer (interleaved rounds, L2 flushed, a small pool of fresh inp
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import platform
 import random
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -38,7 +38,14 @@ def environment(device: torch.device) -> dict[str, Any]:
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "device": device_info(device),
         "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                     "triton": getattr(sys.modules.get("triton"), "__version__", None)},
+                     "triton": _version("triton")},
     }
 
 
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None

@@ -21,21 +21,24 @@ from arcengine.guard.child import load_module
 from arcengine.problem import Problem, load_problem, shipped_problem_names
 
 
-def compiled(fn: Any, mode: str | None) -> Any:
-    return torch.compile(fn, mode=mode) if mode else torch.compile(fn)
+def compiled_for_workload(fn: Any, max_autotune: bool) -> dict[str, Any]:
+    """torch.compile of the reference specialised to one workload's shapes (dynamic=False), its best case: a
+    fresh compilation per workload, so no shape falls back to a dynamic-shape kernel or to eager."""
+    torch._dynamo.reset()
+    fns = {"torch_compile": torch.compile(fn, dynamic=False)}
+    if max_autotune:
+        fns["torch_compile_max_autotune"] = torch.compile(fn, dynamic=False, mode="max-autotune")
+    return fns
 
 
 def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, float],
                     max_autotune: bool) -> dict[str, Any]:
     reference = load_module(str(problem.reference_path), f"bench_{problem.name}_reference")
     seed = load_module(str(problem.seed_path), f"bench_{problem.name}_seed")
-    fns: dict[str, Any] = {"reference": reference.run, "seed": seed.run,
-                           "torch_compile": compiled(reference.run, None)}
-    if max_autotune:
-        fns["torch_compile_max_autotune"] = compiled(reference.run, "max-autotune")
     rows, errors = [], {}
     started = time.monotonic()
     for workload in problem.workloads_for(device.type):
+        fns = {"reference": reference.run, "seed": seed.run, **compiled_for_workload(reference.run, max_autotune)}
         try:
             times = time_workload(reference, workload, fns, device, audit_role="seed", pool_size=2)
         except Exception as error:  # one role failing (a compile error, out of memory) must not lose the rest
