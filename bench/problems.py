@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +33,15 @@ def compiled_for_workload(fn: Any, max_autotune: bool) -> dict[str, Any]:
 
 
 def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, float],
-                    max_autotune: bool) -> dict[str, Any]:
+                    max_autotune: bool, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Measures every workload, calling `save` with what it has after each one (max-autotune takes minutes)."""
     reference = load_module(str(problem.reference_path), f"bench_{problem.name}_reference")
     seed = load_module(str(problem.seed_path), f"bench_{problem.name}_seed")
-    rows, errors = [], {}
+    rows: list[dict[str, Any]] = []
+    errors: dict[str, str] = {}
     started = time.monotonic()
+    result = {"category": problem.category, "kernel_type": problem.kernel_type, "workloads": rows,
+              "errors": errors, "complete": False}
     for workload in problem.workloads_for(device.type):
         fns = {"reference": reference.run, "seed": seed.run, **compiled_for_workload(reference.run, max_autotune)}
         try:
@@ -52,8 +57,9 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
                      "seed_sol_fraction": floor_s * 1e6 / times["seed"]})
         if device.type == "cuda":
             torch.cuda.empty_cache()
-    return {"category": problem.category, "kernel_type": problem.kernel_type, "workloads": rows,
-            "errors": errors, "seconds": round(time.monotonic() - started, 1)}
+        save({**result, "seconds": round(time.monotonic() - started, 1)})
+    result.update(complete=True, seconds=round(time.monotonic() - started, 1))
+    return result
 
 
 def main() -> None:
@@ -73,8 +79,12 @@ def main() -> None:
         problem = load_problem(name)
         if device.type == "cpu" and problem.cpu_unsupported:
             continue
-        result["problems"][problem.name] = measure_problem(problem, device, ceilings, not args.no_max_autotune)
-        args.out.write_text(json.dumps(result, indent=1))
+
+        def save(measured: dict[str, Any], name: str = problem.name) -> None:
+            result["problems"][name] = measured
+            args.out.write_text(json.dumps(result, indent=1))
+
+        save(measure_problem(problem, device, ceilings, not args.no_max_autotune, save))
         print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
 
 
