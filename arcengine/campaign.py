@@ -191,8 +191,8 @@ class Campaign:
             campaign_id=self.campaign_id, problem=self.problem.name, problem_dir=str(self.problem.directory),
             kernel_type=self.problem.kernel_type, config=config.model_dump(mode="json"),
             device=config.device, versions={"arcengine": __version__}))
-        profiled = await self.guard.profile(config.device)
-        log.info("campaign.device", device=profiled.device)
+        for profiled in await self.guard.profile(config.device, config.gpus):
+            log.info("campaign.device", device=profiled.device, gpu=profiled.gpu)
         async with anyio.create_task_group() as workers:
             workers.start_soon(self.guard.work)
             seed_ok = await self._evaluate_seed()
@@ -322,6 +322,7 @@ class Campaign:
             "problem": self.problem.name,
             "problem_dir": str(self.problem.directory),
             "device": self.guard.device,
+            "gpus": [slot.gpu for slot in self.guard.slots if slot.gpu is not None],
             "candidates": self._proposed,
             "decisions": dict(self.decisions),
             "best": {"speedup": best.speedup, "agent": best.agent_id, "candidate": best.candidate_id}

@@ -81,6 +81,7 @@ def _emit_json(document: dict[str, Any]) -> None:
               help="Show agents the leaderboard and siblings' best sources [shown].")
 @click.option("--memory-cap", help="Entries kept per kind and kernel type, or none [16].")
 @click.option("--device", type=DEVICE, help="auto (the GPU if there is one), cpu or cuda [auto].")
+@click.option("--gpus", metavar="all|N|0,1", help="GPUs to benchmark on, one guard worker each [all].")
 @click.option("--out", type=click.Path(path_type=Path), help="Parent folder of run folders [runs].")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="TOML campaign settings (flags win).")
 @click.option("--time-limit", type=float, help="Stop after this many seconds.")
@@ -93,7 +94,7 @@ def _emit_json(document: dict[str, Any]) -> None:
 def run(problem: str, agents: int | None, budget: int | None, model: str | None, base_url: str | None,
         max_cost: float | None, max_tokens: int | None, prices: Path | None, provider_concurrency: int | None,
         memory: str | None, leaderboard: bool | None, memory_cap: str | None, device: str | None,
-        out: Path | None, config_file: Path | None,
+        gpus: str | None, out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
         child_memory: float | None, tui: bool, json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
@@ -101,7 +102,7 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
         "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
         "max_cost_usd": max_cost, "max_tokens": max_tokens, "prices": prices,
         "provider_concurrency": provider_concurrency, "memory": memory, "leaderboard": leaderboard,
-        "memory_cap": memory_cap, "device": device, "out": out, "time_limit_s": time_limit,
+        "memory_cap": memory_cap, "device": device, "gpus": gpus, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
     })
     if tui:
@@ -116,7 +117,9 @@ def run(problem: str, agents: int | None, budget: int | None, model: str | None,
         _emit_json(summary)
         return
     best = summary["best"]
-    print(f"\n{summary['candidates']} candidates on {summary['device']} in {summary['elapsed_s']} s: "
+    gpus = summary["gpus"]
+    where = f"{summary['device']} (GPUs {', '.join(map(str, gpus))})" if len(gpus) > 1 else summary["device"]
+    print(f"\n{summary['candidates']} candidates on {where} in {summary['elapsed_s']} s: "
           + ", ".join(f"{k} {v}" for k, v in summary["decisions"].items()))
     if best:
         over_seed = f", {summary['best_over_seed']:.3f}x the seed" if summary["best_over_seed"] else ""

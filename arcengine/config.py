@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from arcengine.guard.gpus import GPUS_PATTERN
+
 
 class ConfigError(Exception):
     pass
@@ -31,6 +33,8 @@ class CampaignConfig(BaseModel):
     memory_cap: int | None = Field(16, ge=1, description="per kind and kernel type; None keeps all")
     leaderboard: bool = True
     device: Literal["auto", "cpu", "cuda"] = "auto"
+    gpus: str = Field("all", pattern=GPUS_PATTERN,
+                      description="GPUs the guard benchmarks on: all, a count (2) or indices (0,1); one worker each")
     out: Path = Path("runs")
     margin: float = Field(0.02, ge=0.0, lt=1.0, description="KEEP needs a paired gain beyond this")
     near_band: float = Field(0.05, ge=0.0, lt=1.0, description="ACCEPT within this of the incumbent")

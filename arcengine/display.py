@@ -26,6 +26,7 @@ class HeadlessDisplay:
         self.stream = stream
         self.budget = 0
         self.decided = 0
+        self.devices = 0  # profiled; with several GPUs each decision line says which one measured it
         self.best: tuple[float, str, str] | None = None
         self.started = time.monotonic()
         self._proposed: dict[str, CandidateProposed] = {}
@@ -42,7 +43,9 @@ class HeadlessDisplay:
                             f"{event.config.get('agents')} agents, budget {self.budget}, "
                             f"provider {event.config.get('model')}")
             case DeviceProfiled():
-                self._print(f"device {event.device.get('name')}: {event.bandwidth_bytes_per_s / 1e9:.0f} GB/s, "
+                gpu = f" (GPU {event.gpu})" if event.gpu is not None else ""
+                self.devices += 1
+                self._print(f"device {event.device.get('name')}{gpu}: {event.bandwidth_bytes_per_s / 1e9:.0f} GB/s, "
                             f"{event.flops_per_s / 1e12:.1f} TFLOP/s measured")
             case CandidateProposed():
                 self._proposed[event.candidate_id] = event
@@ -69,8 +72,9 @@ class HeadlessDisplay:
             return
         self.decided += 1
         note = proposed.rationale.split(" (", 1)[0] if event.decision in ("KEEP", "ACCEPT") else event.reason
+        gpu = f" gpu{event.gpu}" if self.devices > 1 and event.gpu is not None else ""
         self._print(f"[{proposed.position:>4}/{self.budget}] {event.agent_id:<4} {proposed.strategy:<14} "
-                    f"{event.decision:<6} {speed}  {event.candidate_id}  {note[:120]}")
+                    f"{event.decision:<6} {speed}  {event.candidate_id}{gpu}  {note[:120]}")
         if self.decided % PROGRESS_EVERY == 0:
             self._progress()
 

@@ -68,6 +68,7 @@ class CampaignStarted(_Event):
 class DeviceProfiled(_Event):
     type: Literal["device_profiled"] = "device_profiled"
     device: dict[str, Any]
+    gpu: int | None = None  # which GPU (as the engine numbers them); None on the CPU
     bandwidth_bytes_per_s: float
     flops_per_s: float
 
@@ -122,6 +123,7 @@ class CandidateDecided(_Event):
     guard_seconds: float = 0.0
     guard_phases: dict[str, float] = {}  # load, correctness, timing (inside the child) and process start/exit
     device: dict[str, Any] = {}
+    gpu: int | None = None  # the GPU that measured it (as the engine numbers them); None on the CPU
 
 
 class MemoryRecorded(_Event):

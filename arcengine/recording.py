@@ -28,7 +28,7 @@ class Step:
 @dataclass
 class Recording:
     started: CampaignStarted
-    profiled: DeviceProfiled | None
+    profiled: list[DeviceProfiled]  # one per device the guard benchmarked on
     steps: dict[str, list[Step]] = field(default_factory=lambda: defaultdict(list))  # per agent, in order
     conclusions: dict[str, list[MemoryRecorded]] = field(default_factory=lambda: defaultdict(list))  # per agent
 
@@ -51,7 +51,7 @@ class Recording:
 
     @property
     def device(self) -> str:
-        return str(self.profiled.device.get("kind", "cpu")) if self.profiled else "cpu"
+        return str(self.profiled[0].device.get("kind", "cpu")) if self.profiled else "cpu"
 
 
 def read_recording(run_dir: Path, until_seq: int | None = None) -> Recording:
@@ -60,7 +60,7 @@ def read_recording(run_dir: Path, until_seq: int | None = None) -> Recording:
     if not log.is_file():
         raise ReplayError(f"no event log at {log}")
     started: CampaignStarted | None = None
-    profiled: DeviceProfiled | None = None
+    profiled: list[DeviceProfiled] = []
     proposed: dict[str, CandidateProposed] = {}
     steps: dict[str, list[Step]] = defaultdict(list)
     conclusions: dict[str, list[MemoryRecorded]] = defaultdict(list)
@@ -72,7 +72,7 @@ def read_recording(run_dir: Path, until_seq: int | None = None) -> Recording:
                 case CampaignStarted():
                     started = event
                 case DeviceProfiled():
-                    profiled = event
+                    profiled.append(event)
                 case CandidateProposed():
                     proposed[event.candidate_id] = event
                 case CandidateDecided() if event.candidate_id in proposed:

@@ -36,11 +36,11 @@ class RecordedGuard(Guard):
         self.divergence: str | None = None
         self._last_ts: float | None = None
 
-    async def profile(self, requested: str) -> DeviceProfiled:
+    async def profile(self, requested: str, gpus: str | None = None) -> list[DeviceProfiled]:
         self.device = self.recording.device
-        profiled = self.recording.profiled or DeviceProfiled(device={"kind": "cpu"}, bandwidth_bytes_per_s=1.0,
-                                                             flops_per_s=1.0)
-        return await self.bus.publish(profiled)  # type: ignore[return-value]
+        profiled = self.recording.profiled or [DeviceProfiled(device={"kind": "cpu"}, bandwidth_bytes_per_s=1.0,
+                                                              flops_per_s=1.0)]
+        return [await self.bus.publish(event) for event in profiled]  # type: ignore[misc]
 
     async def work(self) -> None:
         await anyio.sleep_forever()  # nothing to drain: answers come straight from the recording

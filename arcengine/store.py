@@ -16,6 +16,7 @@ from arcengine.events import (
     CampaignStopped,
     CandidateDecided,
     CandidateProposed,
+    DeviceProfiled,
     Event,
     MemoryEvicted,
     MemoryRecorded,
@@ -59,6 +60,13 @@ MIGRATIONS: list[str] = [
         campaign_best INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (agent_id, candidate_id)
     );
     """,
+    """
+    ALTER TABLE decisions ADD COLUMN gpu INTEGER;
+    CREATE TABLE devices (
+        gpu INTEGER, device TEXT NOT NULL, bandwidth_bytes_per_s REAL NOT NULL, flops_per_s REAL NOT NULL,
+        seq INTEGER NOT NULL
+    );
+    """,
 ]
 
 
@@ -97,6 +105,11 @@ class Store:
                     (event.campaign_id, event.problem, event.kernel_type, event.device,
                      json.dumps(event.config), event.ts),
                 )
+            case DeviceProfiled():
+                await self.db.execute(
+                    "INSERT INTO devices VALUES (?, ?, ?, ?, ?)",
+                    (event.gpu, json.dumps(event.device), event.bandwidth_bytes_per_s, event.flops_per_s, event.seq),
+                )
             case AgentStarted():
                 await self.db.execute(
                     "INSERT OR IGNORE INTO agents (id, strategy, provider, started) VALUES (?, ?, ?, ?)",
@@ -134,10 +147,10 @@ class Store:
 
     async def _record_decision(self, event: CandidateDecided) -> None:
         await self.db.execute(
-            "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (event.candidate_id, event.agent_id, event.decision, event.reason, int(event.correct),
              event.speedup, event.held_out_speedup, event.vs_incumbent, event.guard_seconds,
-             json.dumps(event.device), event.seq),
+             json.dumps(event.device), event.seq, event.gpu),
         )
         await self.db.executemany(
             "INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

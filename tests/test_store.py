@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arcengine.events import (
+    AgentFailed,
     AgentStarted,
     BestImproved,
     CampaignStarted,
@@ -23,7 +24,7 @@ from arcengine.events import (
 )
 from arcengine.store import MIGRATIONS, Store
 
-TABLES = {"campaign", "agents", "candidates", "decisions", "measurements", "memory", "archives"}
+TABLES = {"campaign", "agents", "candidates", "decisions", "measurements", "memory", "archives", "devices"}
 
 
 @pytest.fixture
@@ -174,7 +175,7 @@ async def test_best_improved_archives_per_agent_and_candidate(store: Store) -> N
 
 
 async def test_events_without_a_table_are_ignored(store: Store) -> None:
-    await store.apply(DeviceProfiled(seq=1, device={}, bandwidth_bytes_per_s=1.0, flops_per_s=1.0))
+    await store.apply(AgentFailed(seq=1, agent_id="a1", error="boom", relaunch=True))
     for table in TABLES:
         assert await store.rows(f"SELECT * FROM {table}") == []
 
@@ -192,3 +193,32 @@ async def test_rows_takes_parameters(store: Store) -> None:
     await store.apply(AgentStarted(seq=1, agent_id="a1", strategy="memory", provider="offline"))
     await store.apply(AgentStarted(seq=2, agent_id="a2", strategy="fusion", provider="offline"))
     assert await store.rows("SELECT id FROM agents WHERE strategy = ?", ("fusion",)) == [{"id": "a2"}]
+
+
+async def test_each_gpu_profile_and_the_gpu_that_measured_a_decision_are_recorded(store: Store) -> None:
+    for gpu, bandwidth in ((0, 4.2e12), (1, 4.1e12)):
+        await store.apply(DeviceProfiled(seq=gpu + 1, device={"name": "H200", "uuid": f"GPU-{gpu}"}, gpu=gpu,
+                                         bandwidth_bytes_per_s=bandwidth, flops_per_s=7e14))
+    await store.apply(_proposed("k1", seq=3))
+    await store.apply(_decided("k1", "KEEP", seq=4).model_copy(update={"gpu": 1}))
+    devices = await store.rows("SELECT gpu, device, bandwidth_bytes_per_s FROM devices ORDER BY gpu")
+    assert [(d["gpu"], json.loads(d["device"])["uuid"], d["bandwidth_bytes_per_s"]) for d in devices] == [
+        (0, "GPU-0", 4.2e12), (1, "GPU-1", 4.1e12)]
+    assert await store.rows("SELECT candidate_id, gpu FROM decisions") == [{"candidate_id": "k1", "gpu": 1}]
+
+
+async def test_a_database_of_an_earlier_schema_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "campaign.db"
+    with sqlite3.connect(path) as db:  # what the first release wrote
+        db.executescript(MIGRATIONS[0])
+        db.execute("PRAGMA user_version = 1")
+        db.execute("INSERT INTO agents VALUES ('a1', 'memory', 'offline', 1.0)")
+    store = await Store.open(path)
+    try:
+        assert (await store.rows("PRAGMA user_version"))[0]["user_version"] == len(MIGRATIONS)
+        assert [r["id"] for r in await store.rows("SELECT id FROM agents")] == ["a1"]
+        await store.apply(_proposed("k1", seq=3))
+        await store.apply(_decided("k1", "REVERT", seq=4))
+        assert await store.rows("SELECT gpu FROM decisions") == [{"gpu": None}]
+    finally:
+        await store.close()

@@ -72,6 +72,7 @@ def _cuda_info(device: torch.device) -> dict[str, object]:
         "sm_count": int(props.multi_processor_count),
         "capability": f"{props.major}.{props.minor}",
         "memory_bytes": int(props.total_memory),
+        "uuid": str(props.uuid) if getattr(props, "uuid", None) is not None else None,  # which physical GPU
     }
     nvml = _nvml_info(getattr(props, "uuid", None))
     info["driver"] = nvml.get("driver") or _cuda_driver_api()

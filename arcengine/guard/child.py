@@ -548,7 +548,9 @@ def run_profile(spec: Spec) -> dict[str, object]:
         measured = ceilings.measure_ceilings(device)
     except Exception as exc:
         return {"ok": False, "failure": f"profile failed: {describe_exception(exc)}", "device": None}
-    return {"ok": True, "device": info, **measured, "seconds": {"profile": perf_counter() - started}}
+    gpu_count = torch.cuda.device_count() if device.type == "cuda" else 0
+    return {"ok": True, "device": info, **measured, "gpu_count": gpu_count,
+            "seconds": {"profile": perf_counter() - started}}
 
 
 # ---------------------------------------------------------------- result file and entry point

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import anyio
 import structlog
 
 from arcengine.bus import Bus
 from arcengine.events import CandidateDecided, DeviceProfiled
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
+from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, default_memory_limit, run_child
 from arcengine.problem import Problem, Workload
 from arcengine.redact import redact_secrets
@@ -54,6 +56,35 @@ class _Job:
     warnings: list[str] = field(compare=False, default_factory=list)
 
 
+@dataclass(frozen=True)
+class Slot:
+    """A device one worker benchmarks on: the CPU (gpu None) or one GPU, with what its profile measured."""
+
+    gpu: int | None
+    profile: dict[str, Any]
+
+    @property
+    def ceilings(self) -> Ceilings | None:
+        if "flops_per_s" not in self.profile:
+            return None
+        return Ceilings(self.profile["flops_per_s"], self.profile["bandwidth_bytes_per_s"])
+
+    @property
+    def env(self) -> dict[str, str]:
+        return pinned_environment(self.gpu) if self.gpu is not None else {}
+
+    def event(self) -> DeviceProfiled:
+        return DeviceProfiled(device=self.profile["device"], gpu=self.gpu,
+                              bandwidth_bytes_per_s=self.profile["bandwidth_bytes_per_s"],
+                              flops_per_s=self.profile["flops_per_s"])
+
+
+@dataclass(frozen=True)
+class Worker:
+    slot: Slot
+    launcher: ChildLauncher
+
+
 class Guard:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
                  timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None,
@@ -69,27 +100,53 @@ class Guard:
         # Compiled kernels are shared between children, so the incumbent is not recompiled for every candidate.
         self._env = {"TRITON_CACHE_DIR": str(cache_dir)} if cache_dir else {}
         self.device = "cpu"
-        self.ceilings: Ceilings | None = None
+        self.slots: list[Slot] = []  # one per worker, set by profile()
         self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
         self._order = itertools.count()
         self._submitted: Counter[str] = Counter()
 
-    async def profile(self, requested: str) -> DeviceProfiled:
-        """Resolve the device ('auto' takes the GPU if there is one) and measure its ceilings."""
+    async def profile(self, requested: str, gpus: str | None = None) -> list[DeviceProfiled]:
+        """Resolve the device ('auto' takes the GPU if there is one), choose the GPUs (``gpus``: all, a count or
+        a list of indices; None: the first) and measure each one's ceilings: one worker per GPU, or one for the
+        CPU."""
+        first = await self._profile_child(requested, env={})
+        self.device = first["device"]["kind"]
+        if self.device == "cpu" and self.problem.cpu_unsupported:
+            raise DeviceUnsupported(f"{self.problem.name} cannot run on the CPU: {self.problem.cpu_unsupported}")
+        if self.device == "cpu":
+            if gpus not in (None, "all"):
+                raise GuardError(f"--gpus {gpus} needs GPUs, and the guard runs on the CPU")
+            self.slots = [Slot(None, first)]
+        else:
+            try:
+                chosen = select_gpus(gpus or "1", int(first.get("gpu_count") or 1))
+            except GpuSelectionError as error:
+                raise GuardError(str(error)) from None
+            # The first child measured GPU 0; the others are measured at once, each pinned to its own GPU.
+            profiles = {0: first} if 0 in chosen else {}
+            async with anyio.create_task_group() as group:
+                for gpu in (g for g in chosen if g not in profiles):
+                    group.start_soon(self._profile_gpu, requested, gpu, profiles)
+            self.slots = [Slot(gpu, profiles[gpu]) for gpu in chosen]
+        return [await self.bus.publish(slot.event()) for slot in self.slots]  # type: ignore[misc]
+
+    async def _profile_gpu(self, requested: str, gpu: int, profiles: dict[int, dict[str, Any]]) -> None:
+        profiles[gpu] = await self._profile_child(requested, pinned_environment(gpu))
+
+    async def _profile_child(self, requested: str, env: dict[str, str]) -> dict[str, Any]:
         outcome = await run_child({"mode": "profile", "device": requested}, device=requested,
-                                  timeout_s=PROFILE_TIMEOUT_S, memory_limit=self.memory_limit)
+                                  timeout_s=PROFILE_TIMEOUT_S, memory_limit=self.memory_limit, env_extra=env)
         failure = outcome.failure()
         if failure or not outcome.result or not outcome.result.get("ok"):
             detail = failure or (outcome.result or {}).get("failure") or "no ceilings measured"
-            raise GuardError(f"could not profile the {requested} device: {detail}")
-        result = outcome.result
-        self.device = result["device"]["kind"]
-        if self.device == "cpu" and self.problem.cpu_unsupported:
-            raise DeviceUnsupported(f"{self.problem.name} cannot run on the CPU: {self.problem.cpu_unsupported}")
-        self.ceilings = Ceilings(result["flops_per_s"], result["bandwidth_bytes_per_s"])
-        event = DeviceProfiled(device=result["device"], bandwidth_bytes_per_s=result["bandwidth_bytes_per_s"],
-                               flops_per_s=result["flops_per_s"])
-        return await self.bus.publish(event)  # type: ignore[return-value]
+            where = f" (GPU {env['CUDA_VISIBLE_DEVICES']})" if env else ""
+            raise GuardError(f"could not profile the {requested} device{where}: {detail}")
+        return outcome.result
+
+    @property
+    def ceilings(self) -> Ceilings | None:
+        """The first device's ceilings (every device's are in ``slots``)."""
+        return self.slots[0].ceilings if self.slots else None
 
     @property
     def workloads(self) -> list[Workload]:
@@ -110,16 +167,26 @@ class Guard:
         return await future
 
     async def work(self) -> None:
-        """A worker: drain the queue forever (run one per device; cancel to stop). Its children are forked
-        from its own warm parent, so torch is imported once per worker, not once per candidate."""
-        async with ChildLauncher(self.device, memory_limit=self.memory_limit) as launcher:
-            await self._drain(launcher)
+        """The workers: one per device (each GPU, or the CPU), all draining the one queue, until cancelled.
+        A worker's children are forked from its own warm parent, so torch is imported once per worker, not
+        once per candidate."""
+        async with anyio.create_task_group() as workers:
+            for slot in self.slots or [Slot(None, {})]:
+                workers.start_soon(self._work_on, slot)
 
-    async def _drain(self, launcher: ChildLauncher) -> None:
+    def launcher(self) -> ChildLauncher:
+        """A worker's source of children (tests replace it to schedule on fake devices)."""
+        return ChildLauncher(self.device, memory_limit=self.memory_limit)
+
+    async def _work_on(self, slot: Slot) -> None:
+        async with self.launcher() as launcher:
+            await self._drain(Worker(slot, launcher))
+
+    async def _drain(self, worker: Worker) -> None:
         while True:
             job = await self._queue.get()
             try:
-                decided = await self._evaluate(job, launcher)
+                decided = await self._evaluate(job, worker)
             except BaseException as error:
                 if not job.future.done():
                     job.future.set_exception(error if isinstance(error, Exception) else asyncio.CancelledError())
@@ -144,36 +211,40 @@ class Guard:
             "rng_seed": self.rng_seed + order,
         }
 
-    async def _run_once(self, job: _Job, launcher: ChildLauncher, attempt: int) -> tuple[Verdict, ChildOutcome]:
+    async def _run_once(self, job: _Job, worker: Worker, attempt: int) -> tuple[Verdict, ChildOutcome]:
         spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1])
         spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
-        outcome = await launcher.run(spec, device=self.device, timeout_s=self.timeout_s, env_extra=self._env)
+        outcome = await worker.launcher.run(spec, device=self.device, timeout_s=self.timeout_s,
+                                            env_extra={**self._env, **worker.slot.env})
         failure = outcome.failure()
         result = outcome.result or {}
         if failure is None and not result.get("ok", False):
             failure = f"harness failed: {result.get('failure') or 'unknown'}"
         if failure is not None:
             return Verdict("REVERT", failure, False), outcome
-        verdict = judge(result, self.problem, self.workloads, self.thresholds, self.ceilings,
+        verdict = judge(result, self.problem, self.workloads, self.thresholds, worker.slot.ceilings,
                         has_incumbent=job.incumbent_path is not None)
         return verdict, outcome
 
-    async def _evaluate(self, job: _Job, launcher: ChildLauncher) -> CandidateDecided:
-        verdict, outcome = await self._run_once(job, launcher, attempt=0)
+    async def _evaluate(self, job: _Job, worker: Worker) -> CandidateDecided:
+        # Candidate, incumbent and reference are timed in the same child, so every ratio is measured on one
+        # GPU; the confirmation of a KEEP runs on the same GPU too.
+        verdict, outcome = await self._run_once(job, worker, attempt=0)
         seconds = outcome.seconds
         confirmed = None
         if verdict.decision == "KEEP" and job.incumbent_path is not None:
             # A KEEP must survive a second, fresh child: one process's luck is not a result.
-            second, again = await self._run_once(job, launcher, attempt=1)
+            second, again = await self._run_once(job, worker, attempt=1)
             seconds += again.seconds
             confirmed = second.decision == "KEEP"
             if not confirmed:
                 verdict = replace(second, reason=f"KEEP not confirmed by a fresh child ({verdict.reason}); "
                                                  f"confirmation: {second.reason}")
-        log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2))
+        log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2),
+                 gpu=worker.slot.gpu)
         result = outcome.result or {}
         return await self._publish(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}),
-                                   phases(outcome.seconds, result), confirmed, job.warnings)
+                                   phases(outcome.seconds, result), confirmed, job.warnings, worker.slot.gpu)
 
     async def refuse(self, *, candidate_id: str, agent_id: str, reason: str) -> CandidateDecided:
         """A position that brought no candidate (the provider's reply had no usable code): a REJECT."""
@@ -181,7 +252,8 @@ class Guard:
 
     async def _publish(self, candidate_id: str, agent_id: str, verdict: Verdict, seconds: float = 0.0,
                        device: dict[str, Any] | None = None, guard_phases: dict[str, float] | None = None,
-                       confirmed: bool | None = None, warnings: list[str] | None = None) -> CandidateDecided:
+                       confirmed: bool | None = None, warnings: list[str] | None = None,
+                       gpu: int | None = None) -> CandidateDecided:
         workloads = [w.model_copy(update={"failure": redact_secrets(w.failure)}) if w.failure else w
                      for w in verdict.workloads]
         event = CandidateDecided(
@@ -192,7 +264,7 @@ class Guard:
             vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
             confirmed=confirmed, workloads=workloads,
             failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
-            device=device or {},
+            device=device or {}, gpu=gpu,
         )
         return await self.bus.publish(event)  # type: ignore[return-value]
 

@@ -184,7 +184,7 @@ def candidate_head(view: CampaignView, candidate: CandidateView) -> Text:
             facts.append(f"{c.vs_incumbent:.3f}x the incumbent{ci}")
         if c.confirmed is not None:
             facts.append("confirmed" if c.confirmed else "not confirmed")
-        facts.append(f"guard {c.guard_seconds:.1f} s")
+        facts.append(f"guard {c.guard_seconds:.1f} s" + (f" on GPU {c.gpu}" if c.gpu is not None else ""))
         text.append("  " + " · ".join(facts))
         text.append("\nreason: ", style="bold")
         text.append(c.reason)

@@ -89,6 +89,7 @@ class CandidateView:
     workloads: list[WorkloadResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     guard_seconds: float = 0.0
+    gpu: int | None = None  # the GPU that measured it
     tokens: int = 0
     cost_usd: float = 0.0
 
@@ -180,6 +181,7 @@ class CampaignView:
     problem: str = ""
     kernel_type: str = ""
     device: str = ""
+    gpus: list[int] = field(default_factory=list)  # the GPUs the guard benchmarks on
     model: str = ""
     config: dict[str, Any] = field(default_factory=dict)
     status: Status = "waiting"
@@ -214,7 +216,7 @@ class CampaignView:
             case CampaignStarted():
                 self._started(event)
             case DeviceProfiled():
-                self.device = str(event.device.get("name") or self.device)
+                self._profiled(event)
             case AgentStarted():
                 agent = self._agent(event.agent_id, event.strategy)
                 agent.strategy, agent.provider = event.strategy, event.provider
@@ -267,6 +269,12 @@ class CampaignView:
         budget.max_tokens = config.get("max_tokens")
         budget.max_cost_usd = config.get("max_cost_usd")
         budget.time_limit_s = config.get("time_limit_s")
+
+    def _profiled(self, event: DeviceProfiled) -> None:
+        name = str(event.device.get("name") or self.device)
+        if event.gpu is not None and event.gpu not in self.gpus:
+            self.gpus.append(event.gpu)
+        self.device = f"{len(self.gpus)}x {name}" if len(self.gpus) > 1 else name
 
     def _agent(self, agent_id: str, strategy: str = "") -> AgentView:
         agent = self.agents.get(agent_id)
@@ -326,6 +334,7 @@ class CampaignView:
         candidate.vs_incumbent, candidate.vs_incumbent_interval = event.vs_incumbent, event.vs_incumbent_interval
         candidate.confirmed, candidate.workloads = event.confirmed, list(event.workloads)
         candidate.warnings, candidate.guard_seconds = list(event.warnings), event.guard_seconds
+        candidate.gpu = event.gpu
         raised = False
         if event.decision == "KEEP" and event.speedup is not None:
             raised = self._raise_best(candidate, event.speedup)

@@ -1,0 +1,94 @@
+"""The same campaign on 1 GPU and on 2: candidates judged per minute, and whether a candidate met in both runs got
+the same decision. Run on a machine with two GPUs, from the repository root:
+
+    python bench/multigpu.py OUT_DIR [--problem rmsnorm] [--agents 4] [--budget 40]
+
+Writes OUT_DIR/multigpu-h200x2.json (headline: throughput_ratio_2_vs_1) and keeps both run folders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import torch
+from measure import environment
+
+from arcengine.eventlog import read_events
+from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed, DeviceProfiled
+
+
+def campaign(out: Path, gpus: int, args: argparse.Namespace) -> tuple[list[str], dict[str, Any]]:
+    command = ["arcengine", "run", args.problem, "--agents", str(args.agents), "--budget", str(args.budget),
+               "--device", "cuda", "--gpus", str(gpus), "--plateau", "1000", "--out", str(out / f"runs-{gpus}gpu"),
+               "--json"]
+    done = subprocess.run([sys.executable, "-m", "arcengine.cli", *command[1:]], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
+    return command, json.loads(done.stdout)
+
+
+def analyse(run_dir: Path) -> dict[str, Any]:
+    """Throughput over the agents' part of the campaign (seed judged to stop) and each candidate's decision."""
+    events = list(read_events(run_dir / "events.jsonl"))
+    sources = {e.candidate_id: e.source for e in events if isinstance(e, CandidateProposed)}
+    decided = [e for e in events if isinstance(e, CandidateDecided)]
+    seed = next(e for e in decided if e.agent_id == SEED_AGENT)
+    stopped = next(e for e in events if isinstance(e, CampaignStopped))
+    judged = [e for e in decided if e.agent_id != SEED_AGENT and e.decision != "REJECT"]
+    minutes = (stopped.ts - seed.ts) / 60
+    return {
+        "run_dir": str(run_dir),
+        "devices": [{"gpu": e.gpu, "uuid": e.device.get("uuid"), "bandwidth_bytes_per_s": e.bandwidth_bytes_per_s,
+                     "flops_per_s": e.flops_per_s} for e in events if isinstance(e, DeviceProfiled)],
+        "judged": len(judged),
+        "minutes": minutes,
+        "candidates_per_minute": len(judged) / minutes,
+        "judged_per_gpu": dict(Counter(str(e.gpu) for e in judged)),
+        "decisions": dict(Counter(e.decision for e in judged)),
+        "by_source": {hashlib.sha256(sources[e.candidate_id].encode()).hexdigest(): e.decision for e in judged},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--problem", default="rmsnorm")
+    parser.add_argument("--agents", type=int, default=4)
+    parser.add_argument("--budget", type=int, default=40)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    runs = {}
+    for gpus in (1, 2):
+        command, summary = campaign(args.out, gpus, args)
+        runs[gpus] = {"command": " ".join(command), **analyse(Path(summary["run_dir"]))}
+        print(gpus, "GPU:", runs[gpus]["judged"], "judged in", round(runs[gpus]["minutes"], 2), "min", flush=True)
+    common = runs[1]["by_source"].keys() & runs[2]["by_source"].keys()
+    same = sum(runs[1]["by_source"][h] == runs[2]["by_source"][h] for h in common)
+    for run in runs.values():
+        run.pop("by_source")
+    result = {
+        **environment(torch.device("cuda")),
+        "command": "python bench/multigpu.py OUT " + " ".join(f"--{k} {v}" for k, v in vars(args).items() if k != "out"),
+        "headline": {
+            "throughput_ratio_2_vs_1": runs[2]["candidates_per_minute"] / runs[1]["candidates_per_minute"],
+            "candidates_per_minute_1_gpu": runs[1]["candidates_per_minute"],
+            "candidates_per_minute_2_gpus": runs[2]["candidates_per_minute"],
+            "candidates_in_both_runs": len(common),
+            "same_decision_in_both_runs": same,
+        },
+        "runs": {f"{gpus}_gpu": run for gpus, run in runs.items()},
+    }
+    (args.out / "multigpu-h200x2.json").write_text(json.dumps(result, indent=1))
+    print(json.dumps(result["headline"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""Several GPUs: choosing them, pinning children to them, and one worker per GPU draining the one queue."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from arcengine.bus import Bus
+from arcengine.events import CandidateDecided
+from arcengine.guard.decision import Thresholds
+from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
+from arcengine.guard.sandbox import ChildOutcome
+from arcengine.guard.service import Guard, GuardError, Slot
+from arcengine.problem import load_problem
+
+FAKE_PROFILE = {"device": {"name": "Fake GPU", "kind": "cuda"}, "flops_per_s": 1e14, "bandwidth_bytes_per_s": 1e12}
+
+
+@pytest.mark.parametrize(("spec", "count", "chosen"), [
+    ("all", 1, [0]), ("all", 4, [0, 1, 2, 3]), ("2", 4, [0, 1]), ("1", 2, [0]),
+    ("0,1", 2, [0, 1]), ("3,1", 4, [3, 1]), ("1,", 2, [1]),
+])
+def test_gpus_are_chosen_by_count_or_index(spec: str, count: int, chosen: list[int]) -> None:
+    assert select_gpus(spec, count) == chosen
+
+
+@pytest.mark.parametrize(("spec", "count", "message"), [
+    ("3", 2, "only 2 GPUs visible"), ("0,2", 2, "no GPU 2 (GPUs 0 to 1 are visible)"),
+    ("0,0", 2, "listed twice"), ("0", 2, "expected all, a count"), ("two", 2, "expected all, a count"),
+    ("all", 0, "no GPU is visible"),
+])
+def test_an_impossible_choice_of_gpus_says_why(spec: str, count: int, message: str) -> None:
+    with pytest.raises(GpuSelectionError, match=re.escape(message)):
+        select_gpus(spec, count)
+
+
+def test_a_child_is_pinned_through_the_users_own_visible_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert pinned_environment(1) == {"CUDA_VISIBLE_DEVICES": "1"}
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2, GPU-5d3c")  # the engine's GPU 1 is the machine's GPU-5d3c
+    assert pinned_environment(0) == {"CUDA_VISIBLE_DEVICES": "2"}
+    assert pinned_environment(1) == {"CUDA_VISIBLE_DEVICES": "GPU-5d3c"}
+
+
+def _guard(slots: list[Slot], device: str = "cuda") -> Guard:
+    guard = Guard(load_problem("rmsnorm"), Bus(None), Thresholds(0.02, 0.05), seeds=1, timeout_s=120.0)
+    guard.device, guard.slots = device, slots
+    return guard
+
+
+class FakeDevices:
+    """Launchers whose children start at once and end when the test says, recording where each ran."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, str]] = []  # (CUDA_VISIBLE_DEVICES, candidate file stem)
+        self.running: dict[str, anyio.Event] = {}
+        self.changed = anyio.Event()
+
+    def launcher(self) -> FakeDevices:
+        return self
+
+    async def __aenter__(self) -> FakeDevices:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def run(self, spec: dict[str, Any], *, device: str, timeout_s: float,
+                  env_extra: dict[str, str] | None = None) -> ChildOutcome:
+        stem = Path(spec["candidate"]).stem
+        self.started.append(((env_extra or {})["CUDA_VISIBLE_DEVICES"], stem))
+        self.running[stem] = done = anyio.Event()
+        self.changed.set()
+        await done.wait()
+        del self.running[stem]
+        return ChildOutcome(result=None, returncode=1, timed_out=False, seconds=1.0, stderr_tail="")
+
+    async def wait_started(self, count: int) -> None:
+        while len(self.started) < count:
+            self.changed = anyio.Event()
+            await self.changed.wait()
+
+    def finish(self, stem: str) -> None:
+        self.running[stem].set()
+
+
+async def test_every_gpu_works_while_candidates_wait_and_agents_take_turns(tmp_path: Path) -> None:
+    guard = _guard([Slot(0, FAKE_PROFILE), Slot(1, FAKE_PROFILE)])
+    devices = FakeDevices()
+    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    decided: dict[str, CandidateDecided] = {}
+    submissions = [(agent, n) for n in range(3) for agent in ("a1", "a2", "a3")]  # 9 candidates
+
+    async def submit(agent: str, n: int) -> None:
+        stem = f"{agent}-{n}"
+        decided[stem] = await guard.submit(candidate_id=stem, agent_id=agent, source="def run(x):\n    return x\n",
+                                           candidate_path=tmp_path / f"{stem}.py", incumbent_path=tmp_path / "inc.py")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(guard.work)
+        # Every agent queues all its candidates before any GPU finishes: the worst case for fairness.
+        for agent in ("a3", "a1", "a2"):
+            for n in range(3):
+                group.start_soon(submit, agent, n)
+        await devices.wait_started(2)
+        for finished in range(len(submissions) - 2):
+            # Both GPUs are busy whenever candidates wait.
+            assert sorted(gpu for gpu, stem in devices.started if stem in devices.running) == ["0", "1"]
+            gpu, stem = next((g, s) for g, s in devices.started if s in devices.running)
+            devices.finish(stem)
+            await devices.wait_started(3 + finished)
+            assert devices.started[-1][0] == gpu  # the GPU that came free took the next candidate
+        for _, stem in list(devices.started):
+            if stem in devices.running:
+                devices.finish(stem)
+        while len(decided) < len(submissions):
+            await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    # Each agent's n-th candidate runs before any agent's (n+1)-th: no agent waits behind another's backlog.
+    rounds = [int(stem.rsplit("-", 1)[1]) for _, stem in devices.started]
+    assert rounds == sorted(rounds)
+    assert {gpu for gpu, _ in devices.started} == {"0", "1"}
+    for stem, event in decided.items():  # the record says which GPU measured what
+        assert str(event.gpu) == next(gpu for gpu, s in devices.started if s == stem)
+
+
+async def test_asking_for_gpus_on_the_cpu_is_refused() -> None:
+    guard = _guard([], device="cpu")
+    with pytest.raises(GuardError, match="--gpus 0,1 needs GPUs, and the guard runs on the CPU"):
+        await guard.profile("cpu", "0,1")
+    assert [event.gpu for event in await guard.profile("cpu", "all")] == [None]  # the default changes nothing
+    assert [slot.gpu for slot in guard.slots] == [None]
+
+
+@pytest.mark.heavy
+async def test_two_workers_judge_real_children_each_pinned_to_its_device(tmp_path: Path) -> None:
+    """Two CPU "devices" stand in for two GPUs: real children, one worker per device, one queue."""
+    guard = _guard([], device="cpu")
+    (profiled,) = await guard.profile("cpu")
+    cpu = {"device": profiled.device, "flops_per_s": profiled.flops_per_s,
+           "bandwidth_bytes_per_s": profiled.bandwidth_bytes_per_s}
+    guard.slots = [Slot(0, cpu), Slot(1, cpu)]
+    seed = guard.problem.seed_path.read_text()
+    broken = seed.replace("def run(", "def _unused(") + "\ndef run(x, w):\n    return x * 0\n"
+    files = {name: tmp_path / f"{name}.py" for name in ("seed", "same", "broken")}
+    for name, source in (("seed", seed), ("same", seed), ("broken", broken)):
+        files[name].write_text(source)
+    decided: dict[str, CandidateDecided] = {}
+
+    async def submit(name: str, incumbent: Path | None) -> None:
+        decided[name] = await guard.submit(candidate_id=name, agent_id=f"a-{name}", source=files[name].read_text(),
+                                           candidate_path=files[name], incumbent_path=incumbent)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(guard.work)
+        await submit("seed", None)
+        async with anyio.create_task_group() as both:
+            both.start_soon(submit, "same", files["seed"])
+            both.start_soon(submit, "broken", files["seed"])
+        group.cancel_scope.cancel()
+    assert decided["seed"].decision == "KEEP" and decided["seed"].speedup
+    assert decided["same"].correct and decided["same"].decision in ("ACCEPT", "REVERT", "KEEP")
+    assert decided["broken"].decision == "REVERT" and not decided["broken"].correct
+    # The two candidates waited together, so each worker took one.
+    assert {decided["same"].gpu, decided["broken"].gpu} == {0, 1}
