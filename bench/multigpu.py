@@ -76,7 +76,7 @@ def main() -> None:
         run.pop("by_source")
     result = {
         **environment(torch.device("cuda")),
-        "command": "python bench/multigpu.py OUT " + " ".join(f"--{k} {v}" for k, v in vars(args).items() if k != "out"),
+        "command": "python bench/multigpu.py OUT " + " ".join(sys.argv[2:]),
         "headline": {
             "throughput_ratio_2_vs_1": runs[2]["candidates_per_minute"] / runs[1]["candidates_per_minute"],
             "candidates_per_minute_1_gpu": runs[1]["candidates_per_minute"],

@@ -1,16 +1,20 @@
 """Every shipped problem on this device, per workload: the PyTorch reference, the seed kernel, torch.compile of
 the reference (default and max-autotune) and the roofline time (the problem's FLOPs and bytes over the measured
-ceilings). Results are saved after each problem, so a run cut short keeps what it measured.
+ceilings). Results are saved after each workload, and a rerun on the same OUT.json measures only what is
+missing, so a run cut short loses nothing.
 
-    python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune]
+    python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune] [--compile-cap SECONDS]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,32 +23,74 @@ from measure import environment, time_workload
 
 from arcengine.guard.ceilings import measure_ceilings
 from arcengine.guard.child import load_module
-from arcengine.problem import Problem, load_problem, shipped_problem_names
+from arcengine.problem import Problem, Workload, load_problem, shipped_problem_names
 
 
-def compiled_for_workload(fn: Any, max_autotune: bool) -> dict[str, Any]:
+class CompileTimeout(BaseException):  # not Exception: torch.compile would swallow it and run eagerly
+    pass
+
+
+@contextlib.contextmanager
+def time_cap(seconds: float) -> Iterator[None]:
+    """Raise CompileTimeout in this (main) thread after `seconds`: max-autotune of a shape can take many minutes."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise CompileTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def compiled_for_workload(reference: Any, workload: Workload, device: torch.device, max_autotune: bool,
+                          cap_s: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """torch.compile of the reference specialised to one workload's shapes (dynamic=False), its best case: a
-    fresh compilation per workload, so no shape falls back to a dynamic-shape kernel or to eager."""
+    fresh compilation per workload, so no shape falls back to a dynamic-shape kernel or to eager. Returns the
+    compiled functions and, per mode, its compile seconds or why it was left out."""
     torch._dynamo.reset()
-    fns = {"torch_compile": torch.compile(fn, dynamic=False)}
-    if max_autotune:
-        fns["torch_compile_max_autotune"] = torch.compile(fn, dynamic=False, mode="max-autotune")
-    return fns
+    modes = {"torch_compile": None, **({"torch_compile_max_autotune": "max-autotune"} if max_autotune else {})}
+    inputs = reference.make_inputs(dict(workload.axes), torch.Generator(device=device).manual_seed(1), device)
+    fns, notes = {}, {}
+    for role, mode in modes.items():
+        fn = torch.compile(reference.run, dynamic=False, mode=mode)
+        started = time.monotonic()
+        try:
+            with time_cap(cap_s):
+                fn(*inputs)
+                if device.type == "cuda":
+                    torch.cuda.synchronize()
+        except CompileTimeout:
+            notes[role] = f"not measured: compilation took over {cap_s:g} s"
+            torch._dynamo.reset()
+            continue
+        fns[role], notes[role] = fn, round(time.monotonic() - started, 1)
+    return fns, notes
 
 
-def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, float],
-                    max_autotune: bool, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Measures every workload, calling `save` with what it has after each one (max-autotune takes minutes)."""
+def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, float], args: argparse.Namespace,
+                    earlier: dict[str, Any] | None, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Measures every workload not already in `earlier`, calling `save` with what it has after each one."""
     reference = load_module(str(problem.reference_path), f"bench_{problem.name}_reference")
     seed = load_module(str(problem.seed_path), f"bench_{problem.name}_seed")
-    rows: list[dict[str, Any]] = []
+    wanted = "torch_compile" if args.no_max_autotune else "torch_compile_max_autotune"
+    rows = [row for row in (earlier or {}).get("workloads", [])  # rows that lack a wanted mode are redone
+            if wanted in row["time_us"] or wanted in row.get("compile_s", {})]
+    done = {json.dumps(row["axes"], sort_keys=True) for row in rows}
     errors: dict[str, str] = {}
     started = time.monotonic()
     result = {"category": problem.category, "kernel_type": problem.kernel_type, "workloads": rows,
               "errors": errors, "complete": False}
     for workload in problem.workloads_for(device.type):
-        fns = {"reference": reference.run, "seed": seed.run, **compiled_for_workload(reference.run, max_autotune)}
+        if json.dumps(workload.axes, sort_keys=True) in done:
+            continue
         try:
+            compiled, compile_s = compiled_for_workload(reference, workload, device, not args.no_max_autotune,
+                                                        args.compile_cap)
+            fns = {"reference": reference.run, "seed": seed.run, **compiled}
             times = time_workload(reference, workload, fns, device, audit_role="seed", pool_size=2)
         except Exception as error:  # one role failing (a compile error, out of memory) must not lose the rest
             errors[workload.label()] = f"{type(error).__name__}: {str(error)[:300]}"
@@ -52,13 +98,13 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
         floor_s = max(problem.flops(workload) / ceilings["flops_per_s"],
                       problem.bytes(workload) / ceilings["bandwidth_bytes_per_s"])
         rows.append({"axes": workload.axes, "held_out": workload.held_out, "time_us": times,
-                     "roofline_us": floor_s * 1e6,
+                     "compile_s": compile_s, "roofline_us": floor_s * 1e6,
                      "seed_over_reference": times["reference"] / times["seed"],
                      "seed_sol_fraction": floor_s * 1e6 / times["seed"]})
         if device.type == "cuda":
             torch.cuda.empty_cache()
         save({**result, "seconds": round(time.monotonic() - started, 1)})
-    result.update(complete=True, seconds=round(time.monotonic() - started, 1))
+    result.update(complete=not errors, seconds=round(time.monotonic() - started, 1))
     return result
 
 
@@ -67,14 +113,18 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--problems", nargs="*", default=None)
     parser.add_argument("--no-max-autotune", action="store_true")
+    parser.add_argument("--compile-cap", type=float, default=180.0, help="seconds per torch.compile mode and shape")
     args = parser.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     ceilings = measure_ceilings(device)
     result: dict[str, Any] = {**environment(device), "ceilings": ceilings,
-                              "command": "python bench/problems.py OUT" + (" --no-max-autotune" * args.no_max_autotune),
+                              "command": "python bench/problems.py OUT " + " ".join(sys.argv[2:]),
                               "problems": {}}
-    if args.out.is_file():  # resume: keep the problems an earlier (cut-short) run measured
-        result["problems"] = json.loads(args.out.read_text()).get("problems", {})
+    if args.out.is_file():  # resume: keep what an earlier (cut-short) run measured on this kind of device
+        earlier = json.loads(args.out.read_text())
+        if earlier["device"]["name"] != result["device"]["name"]:
+            raise SystemExit(f"{args.out} holds figures of a {earlier['device']['name']}, not this device")
+        result["problems"] = earlier.get("problems", {})
     for name in args.problems or shipped_problem_names():
         problem = load_problem(name)
         if device.type == "cpu" and problem.cpu_unsupported:
@@ -84,7 +134,7 @@ def main() -> None:
             result["problems"][name] = measured
             args.out.write_text(json.dumps(result, indent=1))
 
-        save(measure_problem(problem, device, ceilings, not args.no_max_autotune, save))
+        save(measure_problem(problem, device, ceilings, args, result["problems"].get(problem.name), save))
         print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
 
 
