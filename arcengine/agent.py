@@ -33,6 +33,19 @@ class AgentState:
     last_feedback: str | None = None
     exhausted: bool = False
 
+    def apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
+        """Move the working point and the best as the guard decided (REJECT changes neither)."""
+        if decided.decision == "KEEP":
+            self.best_id, self.best_source, self.best_speedup = candidate_id, source, decided.speedup
+            self.working_id, self.working_source = candidate_id, source
+            self.plateau = 0
+        elif decided.decision == "ACCEPT":
+            self.working_id, self.working_source = candidate_id, source
+            self.plateau += 1
+        elif decided.decision == "REVERT":
+            self.working_id, self.working_source = self.best_id, self.best_source
+            self.plateau += 1
+
 
 class Agent:
     def __init__(self, agent_id: str, strategy: Skill, provider: Provider, workdir: Path,
@@ -43,6 +56,7 @@ class Agent:
         self.workdir = workdir
         self.state = state
         self.holding_position = False  # a reserved budget position not yet turned into a candidate
+        self.interrupted: CandidateProposed | None = None  # proposed before a crash, not yet judged
         workdir.mkdir(parents=True, exist_ok=True)
 
     def drafting(self, r_draft: int) -> bool:
@@ -71,6 +85,8 @@ class Agent:
 
     async def run(self, campaign: Campaign) -> None:
         """Propose and submit until the campaign has no position left or the provider is exhausted."""
+        if self.interrupted is not None:  # a resumed campaign judges what a crash left in flight first
+            await self.finish_interrupted(campaign)
         while campaign.reserve_position(self):
             self.holding_position = True
             try:
@@ -97,14 +113,26 @@ class Agent:
                                 request="", response=str(error), failure=str(error))
         candidate_id, position = campaign.next_candidate()
         self.holding_position = False
-        await campaign.bus.publish(ProviderCalled(
-            agent_id=self.id, candidate_id=candidate_id, provider=self.provider.name,
-            request=proposal.request, response=proposal.response, usage=proposal.usage))
-        await campaign.bus.publish(CandidateProposed(
-            candidate_id=candidate_id, agent_id=self.id, position=position, parent_id=self.state.working_id,
-            strategy=proposal.strategy, rationale=proposal.rationale, source=proposal.source,
-            drafting=context.drafting))
+        await campaign.bus.publish_all([  # together: a crash cannot keep the reply's cost and lose its candidate
+            ProviderCalled(agent_id=self.id, candidate_id=candidate_id, provider=self.provider.name,
+                           request=proposal.request, response=proposal.response, usage=proposal.usage),
+            CandidateProposed(candidate_id=candidate_id, agent_id=self.id, position=position,
+                              parent_id=self.state.working_id, strategy=proposal.strategy,
+                              rationale=proposal.rationale, source=proposal.source, drafting=context.drafting),
+        ])
         self.state.candidates += 1
+        await self._conclude(campaign, context, candidate_id, proposal)
+
+    async def finish_interrupted(self, campaign: Campaign) -> None:
+        proposed = self.interrupted
+        assert proposed is not None
+        proposal = Proposal(source=proposed.source, strategy=proposed.strategy, rationale=proposed.rationale,
+                            request="", response="", failure=None if proposed.source else "interrupted by a crash")
+        await self._conclude(campaign, self.context(campaign), proposed.candidate_id, proposal)
+        self.interrupted = None
+
+    async def _conclude(self, campaign: Campaign, context: AgentContext, candidate_id: str,
+                        proposal: Proposal) -> None:
         self.state.phase = "waiting for the guard"
         decided = await self._judge(campaign, candidate_id, proposal)
         self._apply(candidate_id, proposal.source, decided)
@@ -124,19 +152,12 @@ class Agent:
             incumbent_path=campaign.candidate_path(self.state.best_id))
 
     def _apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
-        state = self.state
-        if decided.decision == "KEEP":
-            state.best_id, state.best_source, state.best_speedup = candidate_id, source, decided.speedup
-            state.working_id, state.working_source = candidate_id, source
-            state.plateau = 0
-        elif decided.decision == "ACCEPT":
-            state.working_id, state.working_source = candidate_id, source
-            state.plateau += 1
-        elif decided.decision == "REVERT":
-            state.working_id, state.working_source = state.best_id, state.best_source
-            state.plateau += 1
-        (self.workdir / "working.py").write_text(state.working_source, encoding="utf-8")
-        (self.workdir / "best.py").write_text(state.best_source, encoding="utf-8")
+        self.state.apply(candidate_id, source, decided)
+        self.write_files()
+
+    def write_files(self) -> None:
+        (self.workdir / "working.py").write_text(self.state.working_source, encoding="utf-8")
+        (self.workdir / "best.py").write_text(self.state.best_source, encoding="utf-8")
 
     async def _remember(self, campaign: Campaign, context: AgentContext, proposal: Proposal,
                         decided: CandidateDecided) -> None:

@@ -29,11 +29,19 @@ class Bus:
         self._subscribers.append(subscriber)
 
     async def publish(self, event: Event) -> Event:
+        return (await self.publish_all([event]))[0]
+
+    async def publish_all(self, events: list[Event]) -> list[Event]:
+        """Publish events that belong together (a provider's reply and the candidate it brought) with one write
+        to the log, so a crash keeps both or neither."""
         async with self._lock:
-            event = redact_event(event.model_copy(update={"seq": self._next_seq, "ts": time.time()}))
-            self._next_seq += 1
+            now = time.time()
+            numbered = [redact_event(event.model_copy(update={"seq": self._next_seq + i, "ts": now}))
+                        for i, event in enumerate(events)]
+            self._next_seq += len(numbered)
             if self._log is not None:
-                await self._log.append(event)
-            for subscriber in self._subscribers:
-                await subscriber(event)
-        return event
+                await self._log.append_all(numbered)
+            for event in numbered:
+                for subscriber in self._subscribers:
+                    await subscriber(event)
+        return numbered

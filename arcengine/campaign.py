@@ -24,6 +24,7 @@ from arcengine.events import (
     AgentFailed,
     AgentStarted,
     BestImproved,
+    CampaignResumed,
     CampaignStarted,
     CampaignStopped,
     CandidateDecided,
@@ -33,6 +34,7 @@ from arcengine.events import (
 )
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
+from arcengine.history import History, load_history
 from arcengine.logs import configure_logging
 from arcengine.memory import Memory
 from arcengine.problem import Problem, load_problem
@@ -84,13 +86,15 @@ def assign_strategies(skills: list[Skill], seed_source: str, agents: int, provid
 
 class Campaign:
     def __init__(self, config: CampaignConfig, display: Display | None = None,
-                 provider: Provider | None = None, guard_factory: Callable[[Campaign], Guard] | None = None) -> None:
+                 provider: Provider | None = None, guard_factory: Callable[[Campaign], Guard] | None = None,
+                 history: History | None = None) -> None:
         self.config = config
         self.problem: Problem = load_problem(config.problem)
         self.skills = load_skills()
         self.display = display
-        self.campaign_id = new_campaign_id(self.problem.name)
-        self.run_dir = (config.out / self.campaign_id).resolve()
+        self.history = history  # a campaign resumed after a crash continues from its event log
+        self.campaign_id = history.started.campaign_id if history else new_campaign_id(self.problem.name)
+        self.run_dir = history.run_dir.resolve() if history else (config.out / self.campaign_id).resolve()
         self.memory = Memory(cap=config.memory_cap, scope=config.memory)
         self.provider = provider or create_provider(
             config.model, seed=config.rng_seed, base_url=config.base_url, concurrency=config.provider_concurrency,
@@ -162,17 +166,31 @@ class Campaign:
         return sorted(entries, key=lambda e: -(e.speedup or 0.0))
 
     # -- lifecycle ----------------------------------------------------------------------------------
+    @classmethod
+    def resume(cls, run_dir: Path, display: Display | None = None, provider: Provider | None = None,
+               guard_factory: Callable[[Campaign], Guard] | None = None) -> Campaign:
+        """The campaign of ``run_dir``, to continue where its event log ends, with its recorded settings."""
+        history = load_history(run_dir)
+        config = CampaignConfig(**{**history.started.config, "problem": history.started.problem_dir})
+        return cls(config, display=display, provider=provider, guard_factory=guard_factory, history=history)
+
     async def run(self) -> dict[str, Any]:
-        (self.run_dir / "candidates").mkdir(parents=True)
+        history = self.history
+        (self.run_dir / "candidates").mkdir(parents=True, exist_ok=history is not None)
         configure_logging(self.run_dir / "engine.log")
         writer = EventLogWriter(self.run_dir / "events.jsonl")
         await writer.open()
         self.store = await Store.open(self.run_dir / "campaign.db")
-        self.bus = Bus(writer)
+        if history is not None:
+            await self._restore(history)
+        self.bus = Bus(writer, first_seq=history.last_seq + 1 if history else 1)
         self.bus.subscribe(self.store.apply)
         self.bus.subscribe(self.memory.apply)
         self.bus.subscribe(self._count)
         if self.display is not None:
+            restore = getattr(self.display, "restore", None)
+            if history is not None and restore is not None:  # show the whole campaign, its past too
+                await restore(history.events)
             self.bus.subscribe(self.display.on_event)
         self.guard = self.guard_factory(self) if self.guard_factory else Guard(
             self.problem, self.bus, Thresholds(self.config.margin, self.config.near_band),
@@ -185,22 +203,48 @@ class Campaign:
             await writer.close()
         return self.summary()
 
+    async def _restore(self, history: History) -> None:
+        """Catch the database up with the log and take back the counts, the best and the memory."""
+        await self.store.catch_up(history.events)
+        for event in history.events:
+            await self.memory.apply(event)
+        self._proposed = history.positions
+        self.decisions.update(history.decisions)
+        self.usage = history.usage
+        self._started -= history.elapsed_s
+        seed = history.seed_decided
+        if seed is not None and seed.decision == "KEEP":
+            self.seed_speedup = seed.speedup
+            self.best = Best(SEED_AGENT, seed.candidate_id, seed.speedup or 0.0)
+        for event in history.events:
+            if isinstance(event, BestImproved) and event.campaign_best:
+                self.best = Best(event.agent_id, event.candidate_id, event.speedup)
+
     async def _run(self) -> None:
         config = self.config
-        await self.bus.publish(CampaignStarted(
-            campaign_id=self.campaign_id, problem=self.problem.name, problem_dir=str(self.problem.directory),
-            kernel_type=self.problem.kernel_type, config=config.model_dump(mode="json"),
-            device=config.device, versions={"arcengine": __version__}))
+        history = self.history
+        if history is None:
+            await self.bus.publish(CampaignStarted(
+                campaign_id=self.campaign_id, problem=self.problem.name, problem_dir=str(self.problem.directory),
+                kernel_type=self.problem.kernel_type, config=config.model_dump(mode="json"),
+                device=config.device, versions={"arcengine": __version__}))
+        else:
+            await self.bus.publish(CampaignResumed(
+                after_seq=history.last_seq, versions={"arcengine": __version__},
+                interrupted=[a.interrupted.candidate_id for a in history.agents.values() if a.interrupted]))
         for profiled in await self.guard.profile(config.device, config.gpus):
             log.info("campaign.device", device=profiled.device, gpu=profiled.gpu)
+        time_left = (config.time_limit_s or float("inf")) - (history.elapsed_s if history else 0.0)
         async with anyio.create_task_group() as workers:
             workers.start_soon(self.guard.work)
-            seed_ok = await self._evaluate_seed()
+            if history is not None and history.seed_decided is not None:
+                seed_ok = await self._restart_agents(history)
+            else:
+                seed_ok = await self._evaluate_seed() and self._start_agents()
             if not seed_ok:
                 workers.cancel_scope.cancel()
                 return
-            self._start_agents()
-            with anyio.move_on_after(config.time_limit_s or float("inf")) as timer:
+            with anyio.move_on_after(time_left) as timer:
                 async with anyio.create_task_group() as agents:
                     for agent in self.agents:
                         agents.start_soon(self._supervise, agent)
@@ -224,9 +268,10 @@ class Campaign:
     async def _evaluate_seed(self) -> bool:
         source = self.problem.seed_path.read_text(encoding="utf-8")
         candidate_id = "c0000"
-        await self.bus.publish(CandidateProposed(
-            candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
-            rationale="the problem's seed", source=source))
+        if self.history is None or self.history.seed_proposed is None:  # else a crash cut its judgement short
+            await self.bus.publish(CandidateProposed(
+                candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
+                rationale="the problem's seed", source=source))
         decided = await self.guard.submit(candidate_id=candidate_id, agent_id=SEED_AGENT, source=source,
                                           candidate_path=self.write_candidate(candidate_id, source),
                                           incumbent_path=None)
@@ -240,15 +285,43 @@ class Campaign:
         self._write_best(source)
         return True
 
-    def _start_agents(self) -> None:
+    def _start_agents(self) -> bool:
         seed_source = self.problem.seed_path.read_text(encoding="utf-8")
-        strategies = assign_strategies(strategies_for(self.skills, self.problem.kernel_type), seed_source,
-                                       self.config.agents, self.config.model.partition(":")[0])
-        for number, strategy in enumerate(strategies, start=1):
-            state = AgentState(best_id="c0000", best_source=seed_source, best_speedup=self.seed_speedup,
-                               working_id="c0000", working_source=seed_source)
-            self.agents.append(Agent(f"a{number}", strategy, self.provider,
-                                     self.run_dir / "agents" / f"a{number}", state))
+        for number, strategy in enumerate(self._strategies(seed_source), start=1):
+            self.agents.append(self._fresh_agent(number, strategy, seed_source))
+        return True
+
+    def _strategies(self, seed_source: str) -> list[Skill]:
+        return assign_strategies(strategies_for(self.skills, self.problem.kernel_type), seed_source,
+                                 self.config.agents, self.config.model.partition(":")[0])
+
+    def _fresh_agent(self, number: int, strategy: Skill, seed_source: str) -> Agent:
+        state = AgentState(best_id="c0000", best_source=seed_source, best_speedup=self.seed_speedup,
+                           working_id="c0000", working_source=seed_source)
+        return Agent(f"a{number}", strategy, self.provider, self.run_dir / "agents" / f"a{number}", state)
+
+    async def _restart_agents(self, history: History) -> bool:
+        """The agents of a resumed campaign, as the log left them; what was in flight is judged first."""
+        for agent_id, past in history.agents.items():
+            agent = Agent(agent_id, self.skills[past.strategy], self.provider, self.run_dir / "agents" / agent_id,
+                          past.state)
+            agent.interrupted = past.interrupted
+            agent.write_files()
+            if past.interrupted is not None and past.interrupted.source:
+                self.write_candidate(past.interrupted.candidate_id, past.interrupted.source)
+            self.agents.append(agent)
+        seed_source = self.problem.seed_path.read_text(encoding="utf-8")
+        strategies = self._strategies(seed_source)
+        for number in range(len(self.agents) + 1, self.config.agents + 1):  # the crash came before they started
+            self.agents.append(self._fresh_agent(number, strategies[number - 1], seed_source))
+        restore = getattr(self.provider, "restore", None)
+        if callable(restore):  # a provider with its own memory (the offline tuner's tried settings)
+            restore(history.events)
+        for keep in history.unannounced_keeps:  # the crash fell between a KEEP and its announcement
+            await self.after_decision(next(a for a in self.agents if a.id == keep.agent_id), keep)
+        if self.best is not None:
+            self._write_best(history.sources.get(self.best.candidate_id, seed_source))
+        return True
 
     async def _supervise(self, agent: Agent) -> None:
         """Keep-alive: an agent that raises is relaunched (its state kept) after a pause that doubles each time

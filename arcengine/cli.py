@@ -22,6 +22,7 @@ from arcengine.eventlog import EventLogError
 from arcengine.events import Event
 from arcengine.export import ExportError, export_run
 from arcengine.guard.service import DeviceUnsupported, GuardError
+from arcengine.history import HistoryError
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
 from arcengine.providers.base import ProviderError, ProviderFatal
@@ -33,7 +34,7 @@ from arcengine.skills import SkillError
 
 # Errors whose message is the whole story: one line, no traceback.
 USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, ProviderFatal,
-               EventLogError, ExportError, ReplayError, ReportError)
+               EventLogError, ExportError, ReplayError, ReportError, HistoryError)
 
 DEVICE = click.Choice(["auto", "cpu", "cuda"])
 child_memory_option = click.option(
@@ -63,7 +64,9 @@ def _emit_json(document: dict[str, Any]) -> None:
 
 
 @app.command()
-@problem_argument
+@click.argument("problem", required=False)
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False), metavar="RUN_DIR",
+              help="Continue a campaign that was killed or crashed, with its recorded settings (give no PROBLEM).")
 @click.option("--agents", type=int, help="Number of agents [3].")
 @click.option("--budget", type=int, help="Candidate positions across all agents [24].")
 @click.option("--model", help="Provider: offline, anthropic:MODEL, openai:MODEL or replay:RUN_DIR [offline].")
@@ -91,28 +94,38 @@ def _emit_json(document: dict[str, Any]) -> None:
 @child_memory_option
 @click.option("--tui", is_flag=True, help="Watch the campaign in the terminal UI (q quits and stops it).")
 @json_option
-def run(problem: str, agents: int | None, budget: int | None, model: str | None, base_url: str | None,
+def run(problem: str | None, resume: Path | None, agents: int | None, budget: int | None, model: str | None,
+        base_url: str | None,
         max_cost: float | None, max_tokens: int | None, prices: Path | None, provider_concurrency: int | None,
         memory: str | None, leaderboard: bool | None, memory_cap: str | None, device: str | None,
         gpus: str | None, out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
         child_memory: float | None, tui: bool, json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
-    settings = build_config(config_file, {
+    given = {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
         "max_cost_usd": max_cost, "max_tokens": max_tokens, "prices": prices,
         "provider_concurrency": provider_concurrency, "memory": memory, "leaderboard": leaderboard,
         "memory_cap": memory_cap, "device": device, "gpus": gpus, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
-    })
+    }
+    if resume is not None:
+        extra = [name for name, value in {**given, "config": config_file}.items() if value is not None]
+        if extra:
+            raise click.UsageError(f"--resume continues with the recorded settings; drop {extra[0]}")
+        start: Callable[..., Campaign] = functools.partial(Campaign.resume, resume)
+    elif problem is None:
+        raise click.UsageError("give a PROBLEM to start a campaign, or --resume RUN_DIR to continue one")
+    else:
+        start = functools.partial(Campaign, build_config(config_file, given))
     if tui:
-        summary = _in_tui(lambda display: Campaign(settings, display=display).run())
+        summary = _in_tui(lambda display: start(display=display).run())
         if summary is None:
             print("arcengine: the campaign was stopped from the terminal UI before it finished", file=sys.stderr)
             sys.exit(130)
     else:
         stream = sys.stderr if json_output else sys.stdout
-        summary = anyio.run(Campaign(settings, display=HeadlessDisplay(stream)).run)
+        summary = anyio.run(start(display=HeadlessDisplay(stream)).run)
     if json_output:
         _emit_json(summary)
         return
@@ -142,6 +155,9 @@ def _in_tui(start: Callable[[Display], Awaitable[Any]]) -> Any:
     class PushToView:
         async def on_event(self, event: Event) -> None:
             view.push_events([event])
+
+        async def restore(self, events: list[Event]) -> None:
+            view.push_events(events)
 
     view.drive = functools.partial(start, PushToView())
     view.run()
@@ -316,13 +332,21 @@ def problems_check(problem: str, device: str) -> None:
           f"{len(decided.workloads)} workloads, seed speedup {decided.speedup or 0:.3f}x")
 
 
+def _first_leaf(group: BaseExceptionGroup) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     configure_logging(None)
     try:
-        app.main(args=argv, prog_name="arcengine", standalone_mode=False)
+        try:
+            app.main(args=argv, prog_name="arcengine", standalone_mode=False)
+        except BaseExceptionGroup as group:  # a task group's one failure is what the user must see
+            raise _first_leaf(group) from group
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as error:

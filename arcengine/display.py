@@ -8,6 +8,7 @@ from typing import TextIO
 from arcengine.events import (
     AgentFailed,
     BestImproved,
+    CampaignResumed,
     CampaignStarted,
     CampaignStopped,
     CandidateDecided,
@@ -26,6 +27,7 @@ class HeadlessDisplay:
         self.stream = stream
         self.budget = 0
         self.decided = 0
+        self.quiet = False
         self.devices = 0  # profiled; with several GPUs each decision line says which one measured it
         self.best: tuple[float, str, str] | None = None
         self.started = time.monotonic()
@@ -33,7 +35,17 @@ class HeadlessDisplay:
         self.usage = UsageTotals()
 
     def _print(self, line: str) -> None:
-        print(line, file=self.stream, flush=True)
+        if not self.quiet:
+            print(line, file=self.stream, flush=True)
+
+    async def restore(self, events: list[Event]) -> None:
+        """A resumed campaign's past, folded without printing it again: the progress lines go on from it."""
+        self.quiet = True
+        try:
+            for event in events:
+                await self.on_event(event)
+        finally:
+            self.quiet = False
 
     async def on_event(self, event: Event) -> None:
         match event:
@@ -42,6 +54,11 @@ class HeadlessDisplay:
                 self._print(f"campaign {event.campaign_id}: {event.problem} ({event.kernel_type}), "
                             f"{event.config.get('agents')} agents, budget {self.budget}, "
                             f"provider {event.config.get('model')}")
+            case CampaignResumed():
+                self.devices = 0  # profiled again
+                self._print(f"resumed after event {event.after_seq}: {self.decided} candidates were decided"
+                            + (f"; judging {', '.join(event.interrupted)} first (in flight at the crash)"
+                               if event.interrupted else ""))
             case DeviceProfiled():
                 gpu = f" (GPU {event.gpu})" if event.gpu is not None else ""
                 self.devices += 1

@@ -29,8 +29,13 @@ class EventLogWriter:
         self._file = await aiofiles.open(self.path, "a", encoding="utf-8")
 
     async def append(self, event: Event) -> None:
+        await self.append_all([event])
+
+    async def append_all(self, events: list[Event]) -> None:
+        """One write for all the lines (the buffer is empty before it): a kill keeps all of them or a prefix,
+        whose cut last line the reader skips."""
         assert self._file is not None, "EventLogWriter.open() first"
-        await self._file.write(dump_event(event) + "\n")
+        await self._file.write("".join(dump_event(event) + "\n" for event in events))
         await self._file.flush()
 
     async def close(self) -> None:

@@ -65,6 +65,15 @@ class CampaignStarted(_Event):
     versions: dict[str, str | None] = {}
 
 
+class CampaignResumed(_Event):
+    """``run --resume``: the campaign goes on after a crash; candidates it left in flight are judged first."""
+
+    type: Literal["campaign_resumed"] = "campaign_resumed"
+    after_seq: int  # the last event before the crash
+    interrupted: list[str] = []
+    versions: dict[str, str] = {}
+
+
 class DeviceProfiled(_Event):
     type: Literal["device_profiled"] = "device_profiled"
     device: dict[str, Any]
@@ -175,6 +184,7 @@ class CampaignStopped(_Event):
 
 Event = Annotated[
     CampaignStarted
+    | CampaignResumed
     | DeviceProfiled
     | AgentStarted
     | ProviderCalled

@@ -66,6 +66,8 @@ MIGRATIONS: list[str] = [
         gpu INTEGER, device TEXT NOT NULL, bandwidth_bytes_per_s REAL NOT NULL, flops_per_s REAL NOT NULL,
         seq INTEGER NOT NULL
     );
+    CREATE TABLE progress (last_seq INTEGER NOT NULL);
+    INSERT INTO progress VALUES (0);
     """,
 ]
 
@@ -141,9 +143,21 @@ class Store:
                 await self.db.execute(
                     "UPDATE campaign SET stopped = ?, stop_reason = ?", (event.ts, event.reason)
                 )
-            case _:
-                return
+        # The projection and its progress commit together: after a crash the database holds exactly the events
+        # up to last_seq, and catch_up applies the rest from the log.
+        await self.db.execute("UPDATE progress SET last_seq = ?", (event.seq,))
         await self.db.commit()
+
+    async def last_seq(self) -> int:
+        return int((await self.rows("SELECT last_seq FROM progress"))[0]["last_seq"])
+
+    async def catch_up(self, events: list[Event]) -> int:
+        """Apply the events the database has not seen (a crash came between the log and the database)."""
+        seen = await self.last_seq()
+        missing = [event for event in events if event.seq > seen]
+        for event in missing:
+            await self.apply(event)
+        return len(missing)
 
     async def _record_decision(self, event: CandidateDecided) -> None:
         await self.db.execute(

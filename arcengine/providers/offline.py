@@ -7,12 +7,14 @@ the agent drafts on a plateau or has no untried neighbour left.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
-from arcengine.events import CandidateDecided
+from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed, Event
 from arcengine.memory import Recall
 from arcengine.providers.base import AgentContext, Proposal, ProviderError, ProviderExhausted, Reflection
 from arcengine.tunables import Settings, TunablesError, apply_settings, describe_change, read_tunables
@@ -37,6 +39,13 @@ class OfflineProvider:
         if agent_id not in self._rngs:
             self._rngs[agent_id] = random.Random(f"{self._seed}:{agent_id}")
         return self._rngs[agent_id]
+
+    def restore(self, events: Iterable[Event]) -> None:
+        """A resumed campaign: what each agent proposed before the crash counts as tried."""
+        for event in events:
+            if isinstance(event, CandidateProposed) and event.agent_id != SEED_AGENT and event.source:
+                with contextlib.suppress(TunablesError):
+                    self._tried[event.agent_id].add(_key(read_tunables(event.source)[1]))
 
     async def propose(self, context: AgentContext) -> Proposal:
         try:
