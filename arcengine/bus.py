@@ -18,12 +18,18 @@ from arcengine.redact import redact_event
 Subscriber = Callable[[Event], Awaitable[None]]
 
 
+class RecordingError(Exception):
+    """An event could not be recorded (the disk is full, the folder went away): the campaign must stop, since
+    nothing it did from here on could be trusted or resumed."""
+
+
 class Bus:
     def __init__(self, log: EventLogWriter | None, first_seq: int = 1) -> None:
         self._log = log
         self._subscribers: list[Subscriber] = []
         self._next_seq = first_seq
         self._lock = anyio.Lock()
+        self.broken: str | None = None  # why the log cannot be written any more
 
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
@@ -35,12 +41,18 @@ class Bus:
         """Publish events that belong together (a provider's reply and the candidate it brought) with one write
         to the log, so a crash keeps both or neither."""
         async with self._lock:
+            if self.broken is not None:
+                raise RecordingError(self.broken)
             now = time.time()
             numbered = [redact_event(event.model_copy(update={"seq": self._next_seq + i, "ts": now}))
                         for i, event in enumerate(events)]
             self._next_seq += len(numbered)
             if self._log is not None:
-                await self._log.append_all(numbered)
+                try:
+                    await self._log.append_all(numbered)
+                except OSError as error:
+                    self.broken = f"cannot write {self._log.path}: {error.strerror or error}"
+                    raise RecordingError(self.broken) from error
             for event in numbered:
                 for subscriber in self._subscribers:
                     await subscriber(event)

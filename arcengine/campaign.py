@@ -15,8 +15,9 @@ import structlog
 
 from arcengine import __version__
 from arcengine.agent import Agent, AgentState
-from arcengine.bus import Bus
+from arcengine.bus import Bus, RecordingError
 from arcengine.config import CampaignConfig
+from arcengine.errors import first_leaf
 from arcengine.eventlog import EventLogWriter
 from arcengine.events import (
     DECISIONS,
@@ -198,6 +199,10 @@ class Campaign:
             cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib)
         try:
             await self._run()
+        except* RecordingError as failed:
+            error = first_leaf(failed)
+            raise CampaignError(f"stopped: {error}. What was recorded before is intact: make room, then "
+                                f"arcengine run --resume {self.run_dir}") from None
         finally:
             await self.store.close()
             await writer.close()
@@ -333,6 +338,8 @@ class Campaign:
             try:
                 await agent.run(self)
                 return
+            except RecordingError:
+                raise  # nothing can be recorded: the whole campaign stops
             except ProviderFatal as error:
                 self.stop(f"provider error: {error}")
                 agent.state.phase = "dead"

@@ -17,11 +17,13 @@ from arcengine.ablate import ablate, configurations
 from arcengine.campaign import Campaign, CampaignError, Display
 from arcengine.config import ConfigError, build_config
 from arcengine.display import HeadlessDisplay
+from arcengine.errors import first_leaf
 from arcengine.evaluate import evaluate_file, verdict_json
 from arcengine.eventlog import EventLogError
 from arcengine.events import Event
 from arcengine.export import ExportError, export_run
 from arcengine.guard.service import DeviceUnsupported, GuardError
+from arcengine.hidden_env import hide_secrets_from_proc
 from arcengine.history import HistoryError
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
@@ -332,13 +334,10 @@ def problems_check(problem: str, device: str) -> None:
           f"{len(decided.workloads)} workloads, seed speedup {decided.speedup or 0:.3f}x")
 
 
-def _first_leaf(group: BaseExceptionGroup) -> BaseException:
-    first = group.exceptions[0]
-    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
-
-
 def main(argv: list[str] | None = None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
+    if argv is None:  # the command line, not a call from Python: keys leave the /proc-visible environment
+        argv = sys.argv[1:]
+        hide_secrets_from_proc(argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     configure_logging(None)
@@ -346,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             app.main(args=argv, prog_name="arcengine", standalone_mode=False)
         except BaseExceptionGroup as group:  # a task group's one failure is what the user must see
-            raise _first_leaf(group) from group
+            raise first_leaf(group) from group
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
     except click.ClickException as error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +41,10 @@ class EventLogWriter:
 
     async def close(self) -> None:
         if self._file is not None:
-            await self._file.close()
+            # After a failed write (disk full) closing retries the flush and fails again: the event is lost
+            # either way, and the lines before it are intact.
+            with contextlib.suppress(OSError):
+                await self._file.close()
             self._file = None
 
 

@@ -4,11 +4,13 @@ and archives. WAL mode; the schema is migrated forward with ``PRAGMA user_versio
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
+from arcengine.bus import RecordingError
 from arcengine.events import (
     AgentStarted,
     BestImproved,
@@ -73,8 +75,9 @@ MIGRATIONS: list[str] = [
 
 
 class Store:
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self.db = db
+        self.path = path
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -83,7 +86,7 @@ class Store:
         await db.execute("PRAGMA journal_mode=WAL")
         await db.execute("PRAGMA synchronous=NORMAL")
         await db.execute("PRAGMA foreign_keys=ON")
-        store = cls(db)
+        store = cls(db, path)
         await store._migrate()
         return store
 
@@ -99,6 +102,12 @@ class Store:
 
     async def apply(self, event: Event) -> None:
         """Project one event into the tables (a bus subscriber)."""
+        try:
+            await self._project(event)
+        except (sqlite3.Error, OSError) as error:  # "database or disk is full", mostly
+            raise RecordingError(f"cannot write the database {self.path}: {error}") from error
+
+    async def _project(self, event: Event) -> None:
         match event:
             case CampaignStarted():
                 await self.db.execute(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 
-from arcengine.campaign import Campaign
+from arcengine.campaign import Campaign, CampaignError
 from arcengine.config import CampaignConfig
 from arcengine.testing import StubGuard, SyntheticProvider
 
@@ -29,7 +29,10 @@ def main() -> None:
         campaign = Campaign(config, provider=SyntheticProvider(), guard_factory=stub_guard)
     else:
         campaign = Campaign.resume(path, provider=SyntheticProvider(), guard_factory=stub_guard)
-    anyio.run(campaign.run)
+    try:
+        anyio.run(campaign.run)
+    except CampaignError as error:  # as the CLI says it
+        sys.exit(f"arcengine: error: {error}")
 
 
 if __name__ == "__main__":
