@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,6 +95,7 @@ class Campaign:
         self.skills = load_skills()
         self.display = display
         self.history = history  # a campaign resumed after a crash continues from its event log
+        self.rebuilt_from: str | None = None  # a damaged database set aside on resume
         self.campaign_id = history.started.campaign_id if history else new_campaign_id(self.problem.name)
         self.run_dir = history.run_dir.resolve() if history else (config.out / self.campaign_id).resolve()
         self.memory = Memory(cap=config.memory_cap, scope=config.memory)
@@ -181,7 +183,7 @@ class Campaign:
         configure_logging(self.run_dir / "engine.log")
         writer = EventLogWriter(self.run_dir / "events.jsonl")
         await writer.open()
-        self.store = await Store.open(self.run_dir / "campaign.db")
+        self.store = await self._open_store(self.run_dir / "campaign.db")
         if history is not None:
             await self._restore(history)
         self.bus = Bus(writer, first_seq=history.last_seq + 1 if history else 1)
@@ -207,6 +209,24 @@ class Campaign:
             await self.store.close()
             await writer.close()
         return self.summary()
+
+    async def _open_store(self, path: Path) -> Store:
+        """The database; on resume, one that is damaged is set aside and rebuilt from the log (its source)."""
+        if self.history is None:
+            return await Store.open(path)
+        try:
+            store = await Store.open(path)
+            if await store.intact():
+                return store
+            await store.close()
+        except sqlite3.DatabaseError:
+            pass
+        aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+        path.rename(aside)
+        for suffix in ("-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        self.rebuilt_from = aside.name
+        return await Store.open(path)
 
     async def _restore(self, history: History) -> None:
         """Catch the database up with the log and take back the counts, the best and the memory."""
@@ -235,7 +255,7 @@ class Campaign:
                 device=config.device, versions={"arcengine": __version__}))
         else:
             await self.bus.publish(CampaignResumed(
-                after_seq=history.last_seq, versions={"arcengine": __version__},
+                after_seq=history.last_seq, versions={"arcengine": __version__}, database_damaged=self.rebuilt_from,
                 interrupted=[a.interrupted.candidate_id for a in history.agents.values() if a.interrupted]))
         for profiled in await self.guard.profile(config.device, config.gpus):
             log.info("campaign.device", device=profiled.device, gpu=profiled.gpu)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from arcengine.guard.gpus import GPUS_PATTERN
 
@@ -33,8 +34,8 @@ class CampaignConfig(BaseModel):
     memory_cap: int | None = Field(16, ge=1, description="per kind and kernel type; None keeps all")
     leaderboard: bool = True
     device: Literal["auto", "cpu", "cuda"] = "auto"
-    gpus: str = Field("all", pattern=GPUS_PATTERN,
-                      description="GPUs the guard benchmarks on: all, a count (2) or indices (0,1); one worker each")
+    gpus: str = Field("all", description="GPUs the guard benchmarks on: all, a count (2) or indices (0,1); "
+                                         "one worker each")
     out: Path = Path("runs")
     margin: float = Field(0.02, ge=0.0, lt=1.0, description="KEEP needs a paired gain beyond this")
     near_band: float = Field(0.05, ge=0.0, lt=1.0, description="ACCEPT within this of the incumbent")
@@ -50,6 +51,13 @@ class CampaignConfig(BaseModel):
     rng_seed: int = 0
     max_relaunches: int = Field(3, ge=0)
 
+    @field_validator("gpus")
+    @classmethod
+    def _gpus_spelled_right(cls, value: str) -> str:
+        if not re.match(GPUS_PATTERN, value):
+            raise ValueError(f"{value!r} is not all, a count (2) or a list of GPU indices (0,1)")
+        return value
+
     @model_validator(mode="after")
     def _budget_covers_agents(self) -> CampaignConfig:
         if self.budget < self.agents:
@@ -60,7 +68,7 @@ class CampaignConfig(BaseModel):
 def describe_validation_error(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(p) for p in first["loc"]) or "config"
-    return f"{where}: {first['msg']}"
+    return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
 def build_config(file: Path | None, overrides: dict[str, Any]) -> CampaignConfig:

@@ -59,6 +59,9 @@ class HeadlessDisplay:
                 self._print(f"resumed after event {event.after_seq}: {self.decided} candidates were decided"
                             + (f"; judging {', '.join(event.interrupted)} first (in flight at the crash)"
                                if event.interrupted else ""))
+                if event.database_damaged:
+                    self._print(f"the database was damaged: rebuilt from the event log ({event.database_damaged} "
+                                "kept beside it)")
             case DeviceProfiled():
                 gpu = f" (GPU {event.gpu})" if event.gpu is not None else ""
                 self.devices += 1

@@ -72,6 +72,7 @@ class CampaignResumed(_Event):
     after_seq: int  # the last event before the crash
     interrupted: list[str] = []
     versions: dict[str, str] = {}
+    database_damaged: str | None = None  # the damaged database, set aside; the new one was rebuilt from the log
 
 
 class DeviceProfiled(_Event):

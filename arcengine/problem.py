@@ -186,6 +186,10 @@ def load_problem(spec: str | Path) -> Problem:
         data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ProblemError(f"{toml_path}: {error}") from None
+    for key in ("name", "kernel_type", "category", "description", "dtype", "entry", "cpu_unsupported"):
+        if key in data and not isinstance(data[key], str):
+            raise ProblemError(f"{toml_path}: {key} must be a string, not {type(data[key]).__name__} "
+                               f"({data[key]!r}); put it in quotes")
     try:
         tolerance = Tolerance(**{k: float(data["tolerance"][k]) for k in ("atol", "rtol", "matched_ratio")})
         sol = data["sol"]

@@ -82,12 +82,16 @@ class Store:
     @classmethod
     async def open(cls, path: Path) -> Store:
         db = await aiosqlite.connect(path)
-        db.row_factory = aiosqlite.Row
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA synchronous=NORMAL")
-        await db.execute("PRAGMA foreign_keys=ON")
-        store = cls(db, path)
-        await store._migrate()
+        try:
+            db.row_factory = aiosqlite.Row
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("PRAGMA foreign_keys=ON")
+            store = cls(db, path)
+            await store._migrate()
+        except BaseException:
+            await db.close()  # else its thread keeps the process alive
+            raise
         return store
 
     async def _migrate(self) -> None:
@@ -156,6 +160,14 @@ class Store:
         # up to last_seq, and catch_up applies the rest from the log.
         await self.db.execute("UPDATE progress SET last_seq = ?", (event.seq,))
         await self.db.commit()
+
+    async def intact(self) -> bool:
+        """SQLite's own structural check passes and the schema is ours."""
+        try:
+            (result,) = (await self.rows("PRAGMA quick_check"))[0].values()
+            return result == "ok" and await self.last_seq() >= 0
+        except (sqlite3.Error, IndexError, KeyError):
+            return False
 
     async def last_seq(self) -> int:
         return int((await self.rows("SELECT last_seq FROM progress"))[0]["last_seq"])

@@ -13,7 +13,6 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,7 +27,7 @@ from arcengine.events import (
     Usage,
 )
 from arcengine.guard.decision import Thresholds
-from arcengine.guard.service import Guard
+from arcengine.guard.service import Guard, Job, Slot, Worker
 from arcengine.problem import Problem
 from arcengine.providers.base import AgentContext, Proposal, Reflection
 
@@ -70,7 +69,8 @@ class SyntheticProvider:
 
 
 class StubGuard(Guard):
-    """Decides from the stated speeds after an optional random pause (``delay_s``: low and high seconds)."""
+    """The real guard's gate, queue, workers and fairness, with the child replaced by a decision from the stated
+    speeds after an optional random pause (``delay_s``: low and high seconds)."""
 
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds | None = None,
                  delay_s: tuple[float, float] = (0.0, 0.0), seed: int = 0) -> None:
@@ -80,20 +80,18 @@ class StubGuard(Guard):
 
     async def profile(self, requested: str, gpus: str | None = None) -> list[DeviceProfiled]:
         self.device = "cpu"
-        event = DeviceProfiled(device={"name": "stub guard", "kind": "cpu"}, bandwidth_bytes_per_s=1e10,
-                               flops_per_s=1e11)
-        return [await self.bus.publish(event)]  # type: ignore[list-item]
+        self.slots = [Slot(None, {"device": {"name": "stub guard", "kind": "cpu"}, "flops_per_s": 1e11,
+                                  "bandwidth_bytes_per_s": 1e10})]
+        return [await self.bus.publish(self.slots[0].event())]  # type: ignore[list-item]
 
-    async def work(self) -> None:
-        await anyio.sleep_forever()
-
-    async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
-                     incumbent_path: Path | None) -> CandidateDecided:
+    async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
         low, high = self.delay_s
-        await anyio.sleep(self._rng.uniform(low, high) if high else 0)
+        if high:
+            await anyio.sleep(self._rng.uniform(low, high))
+        source = job.candidate_path.read_text(encoding="utf-8")
         speed = stated_speed(source)
-        incumbent = stated_speed(incumbent_path.read_text(encoding="utf-8")) if incumbent_path else None
-        if agent_id == SEED_AGENT or incumbent is None:
+        incumbent = stated_speed(job.incumbent_path.read_text(encoding="utf-8")) if job.incumbent_path else None
+        if job.agent_id == SEED_AGENT or incumbent is None:
             decision, reason = "KEEP", "baseline"
         elif speed > incumbent * (1 + self.thresholds.margin):
             decision, reason = "KEEP", f"{speed / incumbent:.3f}x the incumbent"
@@ -101,7 +99,7 @@ class StubGuard(Guard):
             decision, reason = "ACCEPT", "within the near-best band"
         else:
             decision, reason = "REVERT", f"slower: {speed / incumbent:.3f}x the incumbent"
-        event = CandidateDecided(candidate_id=candidate_id, agent_id=agent_id, decision=decision, reason=reason,
-                                 correct=True, speedup=speed, held_out_speedup=speed,
+        event = CandidateDecided(candidate_id=job.candidate_id, agent_id=job.agent_id, decision=decision,
+                                 reason=reason, correct=True, speedup=speed, held_out_speedup=speed,
                                  vs_incumbent=speed / incumbent if incumbent else None)
         return await self.bus.publish(event)  # type: ignore[return-value]

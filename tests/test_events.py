@@ -14,6 +14,7 @@ from arcengine.events import (
     AgentFailed,
     AgentStarted,
     BestImproved,
+    CampaignResumed,
     CampaignStarted,
     CampaignStopped,
     CandidateDecided,
@@ -33,8 +34,10 @@ SAMPLES = [
         seq=1, ts=1.5, campaign_id="c-1", problem="rmsnorm", problem_dir="/p/rmsnorm", kernel_type="normalization",
         config={"agents": 3, "memory_cap": None}, device="cpu", versions={"torch": "2.13.0", "triton": None},
     ),
-    DeviceProfiled(seq=2, ts=2.0, device={"name": "H200", "sms": 132}, bandwidth_bytes_per_s=4.0e12,
+    DeviceProfiled(seq=2, ts=2.0, device={"name": "H200", "sms": 132}, gpu=1, bandwidth_bytes_per_s=4.0e12,
                    flops_per_s=9.0e14),
+    CampaignResumed(seq=3, ts=3.0, after_seq=2, interrupted=["k1"], versions={"arcengine": "0.1.0"},
+                    database_damaged="campaign.db.damaged-20261129-101010"),
     AgentStarted(seq=3, agent_id="a1", strategy="memory", provider="offline"),
     ProviderCalled(seq=4, agent_id="a1", candidate_id="k1", provider="offline", request="req → text",
                    response="resp", usage=Usage(input_tokens=10, output_tokens=20, cached_tokens=3, cost_usd=0.25,
@@ -114,7 +117,7 @@ def test_tag_selects_the_model_and_its_required_fields() -> None:
 
 
 def test_bad_decision_value_rejected() -> None:
-    data = json.loads(dump_event(SAMPLES[5]))
+    data = json.loads(dump_event(next(e for e in SAMPLES if isinstance(e, CandidateDecided))))
     data["decision"] = "MAYBE"
     with pytest.raises(ValidationError):
         parse_event(json.dumps(data))
@@ -122,7 +125,7 @@ def test_bad_decision_value_rejected() -> None:
 
 def test_events_are_frozen() -> None:
     with pytest.raises(ValidationError):
-        SAMPLES[2].agent_id = "other"  # type: ignore[misc]
+        next(e for e in SAMPLES if isinstance(e, AgentStarted)).agent_id = "other"  # type: ignore[misc]
 
 
 def test_defaults_for_seq_ts_and_version() -> None:

@@ -46,7 +46,7 @@ class DeviceUnsupported(GuardError):
 
 
 @dataclass(order=True)
-class _Job:
+class Job:
     priority: tuple[int, int]
     candidate_id: str = field(compare=False)
     agent_id: str = field(compare=False)
@@ -101,7 +101,7 @@ class Guard:
         self._env = {"TRITON_CACHE_DIR": str(cache_dir)} if cache_dir else {}
         self.device = "cpu"
         self.slots: list[Slot] = []  # one per worker, set by profile()
-        self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
+        self._queue: asyncio.PriorityQueue[Job] = asyncio.PriorityQueue()
         self._order = itertools.count()
         self._submitted: Counter[str] = Counter()
 
@@ -158,7 +158,7 @@ class Guard:
         gate = check_source(source, self.problem.entry)
         priority = (-1, 0) if incumbent_path is None else (self._submitted[agent_id], next(self._order))
         future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
-        job = _Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings)
+        job = Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings)
         if not gate.ok:
             return await self._publish(job.candidate_id, job.agent_id, Verdict("REJECT", gate.reason, False),
                                        warnings=job.warnings)
@@ -211,7 +211,7 @@ class Guard:
             "rng_seed": self.rng_seed + order,
         }
 
-    async def _run_once(self, job: _Job, worker: Worker, attempt: int) -> tuple[Verdict, ChildOutcome]:
+    async def _run_once(self, job: Job, worker: Worker, attempt: int) -> tuple[Verdict, ChildOutcome]:
         spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1])
         spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
         outcome = await worker.launcher.run(spec, device=self.device, timeout_s=self.timeout_s,
@@ -226,7 +226,7 @@ class Guard:
                         has_incumbent=job.incumbent_path is not None)
         return verdict, outcome
 
-    async def _evaluate(self, job: _Job, worker: Worker) -> CandidateDecided:
+    async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
         # Candidate, incumbent and reference are timed in the same child, so every ratio is measured on one
         # GPU; the confirmation of a KEEP runs on the same GPU too.
         verdict, outcome = await self._run_once(job, worker, attempt=0)

@@ -20,6 +20,7 @@ from arcengine.eventlog import read_events
 from arcengine.events import (
     SEED_AGENT,
     BestImproved,
+    CampaignResumed,
     CampaignStopped,
     CandidateDecided,
     CandidateProposed,
@@ -134,3 +135,22 @@ def test_a_campaign_killed_at_random_points_resumes_and_loses_nothing(tmp_path: 
     assert stopped[0].best_candidate_id == best.candidate_id
     print(json.dumps({"kills_survived": kills, "kernels_lost": 0, "candidates": BUDGET,
                       "kept_or_accepted": len(_kept(events))}))
+
+
+def test_a_damaged_database_is_rebuilt_from_the_log_on_resume(tmp_path: Path) -> None:
+    out = tmp_path / "runs"
+    process = _launch("start", str(out), "200")
+    while not list(out.glob("*/events.jsonl")) or _lines(next(out.glob("*/events.jsonl"))) < 80:
+        assert process.poll() is None
+        time.sleep(0.01)
+    process.kill()
+    process.wait()
+    run_dir = next(out.iterdir())
+    for damaged in run_dir.glob("campaign.db*"):  # the database and its write-ahead log: not a database any more
+        damaged.write_bytes(b"\x00garbage" * (damaged.stat().st_size // 8 + 1))
+    _, stderr = (resumed := _launch("resume", str(run_dir))).communicate(timeout=300)
+    assert resumed.returncode == 0, stderr.decode()[-2000:]
+    events = list(read_events(run_dir / "events.jsonl"))
+    (resume,) = [e for e in events if isinstance(e, CampaignResumed)]
+    assert resume.database_damaged and (run_dir / resume.database_damaged).is_file()  # kept, not deleted
+    _check_log_and_database(run_dir, events, final=True)
