@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +36,14 @@ def test_problems_list_names_the_shipped_problems() -> None:
         (["run", "rmsnorm", "--config", "/no/such.toml"], "does not exist"),
         (["eval", "rmsnorm", "/no/such/candidate.py"], "does not exist"),
         (["problems", "check", "/tmp"], "missing problem.toml"),
+        (["run", "rmsnorm", "--gpus", "two"], "'two' is not all, a count (2) or a list of GPU indices (0,1)"),
+        (["run", "rmsnorm", "--model", "gpt:4"], "unknown provider 'gpt'"),
+        (["replay", "/no/such/run"], "no event log at /no/such/run/events.jsonl"),
+        (["report", "/no/such/run"], "no run folder at /no/such/run"),
+        (["tui", "/no/such/run"], "/no/such/run is not a run folder"),
+        (["export", "/tmp", "--format", "python"], "/tmp has no best.py"),
+        (["export", "/tmp", "--format", "onnx"], "'onnx' is not one of"),
+        (["run", "--resume", "/no/such/run"], "/no/such/run is not a run folder (no events.jsonl)"),
     ],
 )
 def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
@@ -45,11 +55,63 @@ def test_bad_input_is_one_clear_line(args: list[str], needle: str) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_bad_config_file_names_the_field(tmp_path: Path) -> None:
+def _problem_with(tmp_path: Path, edit: str) -> Path:
+    """A copy of the scale fixture with one thing wrong."""
+    folder = tmp_path / "problem"
+    shutil.copytree(SCALE, folder)
+    toml = folder / "problem.toml"
+    match edit:
+        case "no reference":
+            (folder / "reference.py").unlink()
+        case "toml syntax":
+            toml.write_text(toml.read_text() + "\nname = [\n")
+        case "name not a string":
+            toml.write_text(re.sub(r"^name = .*$", "name = 5", toml.read_text(), flags=re.MULTILINE))
+        case "unknown axis":
+            toml.write_text(re.sub(r"^flops = .*$", 'flops = "2 * Q"', toml.read_text(), flags=re.MULTILINE))
+        case "no workloads":
+            toml.write_text(re.sub(r"\[\[workloads\]\][^[]*", "", toml.read_text()))
+    return folder
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    ("no reference", "missing reference.py"),
+    ("toml syntax", "problem.toml: "),
+    ("name not a string", "name must be a string, not int (5); put it in quotes"),
+    ("unknown axis", "uses unknown axis 'Q'"),
+    ("no workloads", "needs at least one [[workloads]] entry"),
+])
+def test_a_malformed_problem_folder_is_one_clear_line(tmp_path: Path, edit: str, needle: str) -> None:
+    result = arcengine("problems", "check", str(_problem_with(tmp_path, edit)), "--device", "cpu")
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("arcengine: error:") and needle in line, line
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    ('agents = "many"\n', "agents: Input should be a valid integer"),
+    ("agents = 3\nbudget = \n", "c.toml: "),
+    ("agnets = 3\n", "agnets: Extra inputs are not permitted"),
+])
+def test_a_bad_config_file_is_one_clear_line(tmp_path: Path, content: str, needle: str) -> None:
     config = tmp_path / "c.toml"
-    config.write_text('agents = "many"\n')
+    config.write_text(content)
     result = arcengine("run", "rmsnorm", "--config", str(config))
-    assert result.returncode == 2 and "agents" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert needle in line, line
+
+
+def test_a_damaged_event_log_is_one_clear_line_and_stays_as_it_was(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"v":1,"seq":1}\n{"broken\n{"v":1}\n')
+    before = log.read_bytes()
+    for command in (["replay", str(tmp_path)], ["report", str(tmp_path)], ["run", "--resume", str(tmp_path)]):
+        result = arcengine(*command)
+        assert result.returncode == 2, command
+        (line,) = result.stderr.strip().splitlines()
+        assert "events.jsonl:1: not a valid event" in line, (command, line)
+    assert log.read_bytes() == before
 
 
 @pytest.mark.parametrize(
