@@ -1,0 +1,57 @@
+"""The H200 table of docs/problems.md, from bench/results/problems-h200.json: per problem, the geometric means
+over its measured workloads of each contender's speedup over the PyTorch reference, and how close the seed is
+to the roofline. Replaces the text between the table markers in the docs.
+
+    python bench/problems_table.py [RESULTS.json] [DOC.md]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from statistics import geometric_mean
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN, END = "<!-- h200-table:begin -->", "<!-- h200-table:end -->"
+CONTENDERS = ("seed", "torch_compile", "torch_compile_max_autotune")
+
+
+def speedup(rows: list[dict[str, Any]], contender: str) -> str:
+    ratios = [row["time_us"]["reference"] / row["time_us"][contender] for row in rows if contender in row["time_us"]]
+    if not ratios:
+        return "not measured"
+    partial = f" ({len(ratios)} of {len(rows)})" if len(ratios) < len(rows) else ""
+    return f"{geometric_mean(ratios):.2f}x{partial}"
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = ["| problem | workloads | seed | torch.compile | max-autotune | seed at roofline |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for name, problem in sorted(results["problems"].items()):
+        rows = problem["workloads"]
+        sol = geometric_mean([row["seed_sol_fraction"] for row in rows])
+        count = f"{len(rows)}" + ("" if problem.get("complete", True) else " (partial)")
+        lines.append(f"| `{name}` | {count} | " + " | ".join(speedup(rows, c) for c in CONTENDERS)
+                     + f" | {sol:.0%} |")
+    device = results["device"]
+    lines.append("")
+    lines.append(f"Speedups over the PyTorch reference, geometric mean over the measured workloads (held-out ones "
+                 f"included); \"seed at roofline\": the roofline time over the seed's time. {device['name']}, "
+                 f"torch {results['versions']['torch']}, triton {results['versions']['triton']}, "
+                 f"{results['date'][:10]}. Per workload: `bench/results/problems-h200.json`.")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    source = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "bench/results/problems-h200.json"
+    doc = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs/problems.md"
+    text = doc.read_text(encoding="utf-8")
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    doc.write_text(f"{head}{BEGIN}\n{table(json.loads(source.read_text()))}\n{END}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
