@@ -108,7 +108,9 @@ class Store:
         """Project one event into the tables (a bus subscriber)."""
         try:
             await self._project(event)
-        except (sqlite3.Error, OSError) as error:  # "database or disk is full", mostly
+        except sqlite3.IntegrityError:
+            raise  # a bug in what is projected, not the disk
+        except (sqlite3.DatabaseError, OSError) as error:  # "database or disk is full", "disk I/O error"
             raise RecordingError(f"cannot write the database {self.path}: {error}") from error
 
     async def _project(self, event: Event) -> None:
