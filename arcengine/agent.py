@@ -57,6 +57,7 @@ class Agent:
         self.state = state
         self.holding_position = False  # a reserved budget position not yet turned into a candidate
         self.interrupted: CandidateProposed | None = None  # proposed before a crash, not yet judged
+        self._written: dict[str, str] = {}  # what write_files last put in each file
         workdir.mkdir(parents=True, exist_ok=True)
 
     def drafting(self, r_draft: int) -> bool:
@@ -156,8 +157,11 @@ class Agent:
         self.write_files()
 
     def write_files(self) -> None:
-        (self.workdir / "working.py").write_text(self.state.working_source, encoding="utf-8")
-        (self.workdir / "best.py").write_text(self.state.best_source, encoding="utf-8")
+        """The agent's working and best kernels on disk, for the user to look at (rewritten only on change)."""
+        for name, source in (("working.py", self.state.working_source), ("best.py", self.state.best_source)):
+            if self._written.get(name) != source:
+                (self.workdir / name).write_text(source, encoding="utf-8")
+                self._written[name] = source
 
     async def _remember(self, campaign: Campaign, context: AgentContext, proposal: Proposal,
                         decided: CandidateDecided) -> None:

@@ -13,7 +13,7 @@ import anyio
 
 from arcengine.eventlog import EventLogWriter
 from arcengine.events import Event
-from arcengine.redact import redact_event
+from arcengine.redact import redact_event, secret_values
 
 Subscriber = Callable[[Event], Awaitable[None]]
 
@@ -25,6 +25,9 @@ class RecordingError(Exception):
 
 class Bus:
     def __init__(self, log: EventLogWriter | None, first_seq: int = 1) -> None:
+        # The environment's secrets, read once: a campaign's keys are set before it starts, and scanning the
+        # environment for every event would cost more than writing it.
+        self._secrets = secret_values()
         self._log = log
         self._subscribers: list[Subscriber] = []
         self._next_seq = first_seq
@@ -44,7 +47,7 @@ class Bus:
             if self.broken is not None:
                 raise RecordingError(self.broken)
             now = time.time()
-            numbered = [redact_event(event.model_copy(update={"seq": self._next_seq + i, "ts": now}))
+            numbered = [redact_event(event.model_copy(update={"seq": self._next_seq + i, "ts": now}), self._secrets)
                         for i, event in enumerate(events)]
             self._next_seq += len(numbered)
             if self._log is not None:

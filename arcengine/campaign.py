@@ -200,7 +200,10 @@ class Campaign:
             seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
             cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib)
         try:
-            await self._run()
+            async with anyio.create_task_group() as writer_task:
+                writer_task.start_soon(self.store.run)
+                await self._run()
+                writer_task.cancel_scope.cancel()
         except* RecordingError as failed:
             error = first_leaf(failed)
             raise CampaignError(f"stopped: {error}. What was recorded before is intact: make room, then "

@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
-import aiofiles
-from aiofiles.threadpool.text import AsyncTextIOWrapper
+import anyio
 from pydantic import ValidationError
 
 from arcengine.events import Event, dump_event, parse_event
@@ -22,12 +22,12 @@ class EventLogWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: AsyncTextIOWrapper | None = None
+        self._file: TextIO | None = None
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         drop_cut_last_line(self.path)
-        self._file = await aiofiles.open(self.path, "a", encoding="utf-8")
+        self._file = self.path.open("a", encoding="utf-8")
 
     async def append(self, event: Event) -> None:
         await self.append_all([event])
@@ -36,16 +36,22 @@ class EventLogWriter:
         """One write for all the lines (the buffer is empty before it): a kill keeps all of them or a prefix,
         whose cut last line the reader skips."""
         assert self._file is not None, "EventLogWriter.open() first"
-        await self._file.write("".join(dump_event(event) + "\n" for event in events))
-        await self._file.flush()
+        await anyio.to_thread.run_sync(_write_and_flush, self._file,
+                                       "".join(dump_event(event) + "\n" for event in events))
 
     async def close(self) -> None:
         if self._file is not None:
             # After a failed write (disk full) closing retries the flush and fails again: the event is lost
             # either way, and the lines before it are intact.
             with contextlib.suppress(OSError):
-                await self._file.close()
+                self._file.close()
             self._file = None
+
+
+def _write_and_flush(file: TextIO, text: str) -> None:
+    """In a worker thread, in one hop: the loop never waits on the disk."""
+    file.write(text)
+    file.flush()
 
 
 def drop_cut_last_line(path: Path) -> None:

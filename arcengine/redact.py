@@ -23,9 +23,10 @@ def redact_secrets(text: str) -> str:
     return text
 
 
-def redact_event(event: Event) -> Event:
-    """The event with every secret value masked in any of its fields (unchanged, and not copied, if none)."""
-    secrets = secret_values()
+def redact_event(event: Event, secrets: list[tuple[str, str]] | None = None) -> Event:
+    """The event with every secret value masked in any of its fields (unchanged, and not copied, if none).
+    ``secrets``: the (name, value) pairs to mask; by default the environment's, read now."""
+    secrets = secret_values() if secrets is None else secrets
     if not secrets:
         return event
     dumped = event.model_dump_json()

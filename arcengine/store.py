@@ -1,14 +1,20 @@
-"""SQLite projection of the event stream: campaign, agents, candidates, decisions, measurements, memory
-and archives. WAL mode; the schema is migrated forward with ``PRAGMA user_version``."""
+"""SQLite projection of the event stream: campaign, devices, agents, candidates, decisions, measurements, memory
+and archives. WAL mode; the schema is migrated forward with ``PRAGMA user_version``.
+
+``apply`` only queues an event: a writer (``run``, in the campaign's task group) writes what has queued up in one
+worker-thread call and one transaction, with the ``progress`` bookmark, so the event loop never waits on the
+disk, a busy campaign writes many events per commit, and after a crash the database holds exactly the events up
+to its bookmark (the log, written first, has the rest). Reads and ``close`` write what is queued first."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import aiosqlite
+import anyio
 
 from arcengine.bus import RecordingError
 from arcengine.events import (
@@ -74,94 +80,76 @@ MIGRATIONS: list[str] = [
 ]
 
 
+T = TypeVar("T")
+Statement = tuple[str, list[Sequence[Any]]]  # SQL and the rows of parameters it runs with
+
+
 class Store:
-    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
-        self.db = db
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self._db = db
         self.path = path
+        self._limiter = anyio.CapacityLimiter(1)  # the connection is used by one thread at a time
+        self._pending: list[Event] = []
+        self._queued = anyio.Event()
+        self._writing = anyio.Lock()  # batches are written in the order they were taken
+        self._broken: str | None = None  # why the database cannot be written any more
 
     @classmethod
     async def open(cls, path: Path) -> Store:
-        db = await aiosqlite.connect(path)
-        try:
-            db.row_factory = aiosqlite.Row
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA synchronous=NORMAL")
-            await db.execute("PRAGMA foreign_keys=ON")
-            store = cls(db, path)
-            await store._migrate()
-        except BaseException:
-            await db.close()  # else its thread keeps the process alive
-            raise
-        return store
+        return cls(await anyio.to_thread.run_sync(_connect, path), path)
 
-    async def _migrate(self) -> None:
-        (version,) = await (await self.db.execute("PRAGMA user_version")).fetchone()  # type: ignore[misc]
-        for number in range(version, len(MIGRATIONS)):
-            await self.db.executescript(MIGRATIONS[number])
-            await self.db.execute(f"PRAGMA user_version = {number + 1}")
-        await self.db.commit()
+    async def _call(self, fn: Callable[..., T], *args: Any) -> T:
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
     async def close(self) -> None:
-        await self.db.close()
+        if self._broken is None:
+            await self.flush()
+        await self._call(self._db.close)
 
     async def apply(self, event: Event) -> None:
-        """Project one event into the tables (a bus subscriber)."""
-        try:
-            await self._project(event)
-        except sqlite3.IntegrityError:
-            raise  # a bug in what is projected, not the disk
-        except (sqlite3.DatabaseError, OSError) as error:  # "database or disk is full", "disk I/O error"
-            raise RecordingError(f"cannot write the database {self.path}: {error}") from error
+        """Queue one event for the writer (a bus subscriber: the event is already in the log)."""
+        self._pending.append(event)
+        self._queued.set()
 
-    async def _project(self, event: Event) -> None:
-        match event:
-            case CampaignStarted():
-                await self.db.execute(
-                    "INSERT OR REPLACE INTO campaign (id, problem, kernel_type, device, config, started)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (event.campaign_id, event.problem, event.kernel_type, event.device,
-                     json.dumps(event.config), event.ts),
-                )
-            case DeviceProfiled():
-                await self.db.execute(
-                    "INSERT INTO devices VALUES (?, ?, ?, ?, ?)",
-                    (event.gpu, json.dumps(event.device), event.bandwidth_bytes_per_s, event.flops_per_s, event.seq),
-                )
-            case AgentStarted():
-                await self.db.execute(
-                    "INSERT OR IGNORE INTO agents (id, strategy, provider, started) VALUES (?, ?, ?, ?)",
-                    (event.agent_id, event.strategy, event.provider, event.ts),
-                )
-            case CandidateProposed():
-                await self.db.execute(
-                    "INSERT INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (event.candidate_id, event.agent_id, event.position, event.parent_id, event.strategy,
-                     event.rationale, event.source, int(event.drafting), event.seq),
-                )
-            case CandidateDecided():
-                await self._record_decision(event)
-            case MemoryRecorded():
-                await self.db.execute(
-                    "INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (event.entry_id, event.kind, event.kernel_type, event.owner, event.agent_id,
-                     event.candidate_id, event.strategy, event.speedup, event.context, event.summary,
-                     event.reflection, json.dumps(event.params), event.seq),
-                )
-            case MemoryEvicted():
-                await self.db.execute("DELETE FROM memory WHERE id = ?", (event.entry_id,))
-            case BestImproved():
-                await self.db.execute(
-                    "INSERT OR REPLACE INTO archives VALUES (?, ?, ?, ?, ?)",
-                    (event.agent_id, event.candidate_id, event.speedup, int(event.campaign_best), event.seq),
-                )
-            case CampaignStopped():
-                await self.db.execute(
-                    "UPDATE campaign SET stopped = ?, stop_reason = ?", (event.ts, event.reason)
-                )
-        # The projection and its progress commit together: after a crash the database holds exactly the events
-        # up to last_seq, and catch_up applies the rest from the log.
-        await self.db.execute("UPDATE progress SET last_seq = ?", (event.seq,))
-        await self.db.commit()
+    async def run(self) -> None:
+        """The writer: write each batch that queues up, until cancelled."""
+        while True:
+            await self._queued.wait()
+            self._queued = anyio.Event()
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Write what is queued, in one transaction per batch."""
+        async with self._writing:
+            if self._broken is not None:
+                raise RecordingError(self._broken)
+            while self._pending:
+                batch = self._pending[:]
+                try:
+                    with anyio.CancelScope(shield=True):  # a batch once started is written, cancelled or not
+                        await self._call(self._apply, batch)
+                except sqlite3.IntegrityError:
+                    del self._pending[:len(batch)]
+                    raise  # a bug in what is projected, not the disk
+                except (sqlite3.DatabaseError, OSError) as error:  # "database or disk is full", "disk I/O error"
+                    self._broken = f"cannot write the database {self.path}: {error}"
+                    raise RecordingError(self._broken) from error
+                del self._pending[:len(batch)]
+
+    def _apply(self, events: list[Event]) -> None:
+        # The rows and the bookmark commit together: the database never holds part of an event.
+        with self._db:
+            for event in events:
+                for sql, rows in statements(event):
+                    self._db.executemany(sql, rows)
+            self._db.execute("UPDATE progress SET last_seq = ?", (events[-1].seq,))
+
+    async def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        await self.flush()
+        return await self._call(self._rows, sql, params)
+
+    def _rows(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+        return [dict(row) for row in self._db.execute(sql, params).fetchall()]
 
     async def intact(self) -> bool:
         """SQLite's own structural check passes and the schema is ours."""
@@ -180,28 +168,72 @@ class Store:
         missing = [event for event in events if event.seq > seen]
         for event in missing:
             await self.apply(event)
+        await self.flush()
         return len(missing)
-
-    async def _record_decision(self, event: CandidateDecided) -> None:
-        await self.db.execute(
-            "INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (event.candidate_id, event.agent_id, event.decision, event.reason, int(event.correct),
-             event.speedup, event.held_out_speedup, event.vs_incumbent, event.guard_seconds,
-             json.dumps(event.device), event.seq, event.gpu),
-        )
-        await self.db.executemany(
-            "INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (event.candidate_id, w.index, json.dumps(w.axes), int(w.held_out), int(w.correct), w.failure,
-                 w.max_abs_err, w.time_us, w.ref_time_us, w.incumbent_time_us, w.speedup, w.sol_score)
-                for w in event.workloads
-            ],
-        )
-
-    async def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        async with self.db.execute(sql, params) as cursor:
-            return [dict(row) for row in await cursor.fetchall()]
 
     async def decision_counts(self) -> dict[str, int]:
         rows = await self.rows("SELECT decision, COUNT(*) AS n FROM decisions GROUP BY decision")
         return {row["decision"]: row["n"] for row in rows}
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False)
+    try:
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=ON")
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        for number in range(version, len(MIGRATIONS)):
+            db.executescript(MIGRATIONS[number])
+            db.execute(f"PRAGMA user_version = {number + 1}")
+        db.commit()
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def statements(event: Event) -> list[Statement]:
+    """The rows one event adds to (or takes from) the tables."""
+    match event:
+        case CampaignStarted():
+            return [("INSERT OR REPLACE INTO campaign (id, problem, kernel_type, device, config, started)"
+                     " VALUES (?, ?, ?, ?, ?, ?)",
+                     [(event.campaign_id, event.problem, event.kernel_type, event.device, json.dumps(event.config),
+                       event.ts)])]
+        case DeviceProfiled():
+            return [("INSERT INTO devices VALUES (?, ?, ?, ?, ?)",
+                     [(event.gpu, json.dumps(event.device), event.bandwidth_bytes_per_s, event.flops_per_s,
+                       event.seq)])]
+        case AgentStarted():
+            return [("INSERT OR IGNORE INTO agents (id, strategy, provider, started) VALUES (?, ?, ?, ?)",
+                     [(event.agent_id, event.strategy, event.provider, event.ts)])]
+        case CandidateProposed():
+            return [("INSERT INTO candidates VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [(event.candidate_id, event.agent_id, event.position, event.parent_id, event.strategy,
+                       event.rationale, event.source, int(event.drafting), event.seq)])]
+        case CandidateDecided():
+            return [
+                ("INSERT INTO decisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 [(event.candidate_id, event.agent_id, event.decision, event.reason, int(event.correct),
+                   event.speedup, event.held_out_speedup, event.vs_incumbent, event.guard_seconds,
+                   json.dumps(event.device), event.seq, event.gpu)]),
+                ("INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 [(event.candidate_id, w.index, json.dumps(w.axes), int(w.held_out), int(w.correct), w.failure,
+                   w.max_abs_err, w.time_us, w.ref_time_us, w.incumbent_time_us, w.speedup, w.sol_score)
+                  for w in event.workloads]),
+            ]
+        case MemoryRecorded():
+            return [("INSERT INTO memory VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     [(event.entry_id, event.kind, event.kernel_type, event.owner, event.agent_id,
+                       event.candidate_id, event.strategy, event.speedup, event.context, event.summary,
+                       event.reflection, json.dumps(event.params), event.seq)])]
+        case MemoryEvicted():
+            return [("DELETE FROM memory WHERE id = ?", [(event.entry_id,)])]
+        case BestImproved():
+            return [("INSERT OR REPLACE INTO archives VALUES (?, ?, ?, ?, ?)",
+                     [(event.agent_id, event.candidate_id, event.speedup, int(event.campaign_best), event.seq)])]
+        case CampaignStopped():
+            return [("UPDATE campaign SET stopped = ?, stop_reason = ?", [(event.ts, event.reason)])]
+    return []

@@ -13,6 +13,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -77,6 +78,7 @@ class StubGuard(Guard):
         super().__init__(problem, bus, thresholds or Thresholds(0.02, 0.05), seeds=1, timeout_s=1.0)
         self.delay_s = delay_s
         self._rng = random.Random(seed)
+        self._speeds: dict[Path, float] = {}  # by candidate file: no file is read back while judging
 
     async def profile(self, requested: str, gpus: str | None = None) -> list[DeviceProfiled]:
         self.device = "cpu"
@@ -84,13 +86,23 @@ class StubGuard(Guard):
                                   "bandwidth_bytes_per_s": 1e10})]
         return [await self.bus.publish(self.slots[0].event())]  # type: ignore[list-item]
 
+    async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
+                     incumbent_path: Path | None) -> CandidateDecided:
+        self._speeds[candidate_path] = stated_speed(source)
+        return await super().submit(candidate_id=candidate_id, agent_id=agent_id, source=source,
+                                    candidate_path=candidate_path, incumbent_path=incumbent_path)
+
+    def _speed(self, path: Path) -> float:
+        if path not in self._speeds:  # judged before a crash: read it back
+            self._speeds[path] = stated_speed(path.read_text(encoding="utf-8"))
+        return self._speeds[path]
+
     async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
         low, high = self.delay_s
         if high:
             await anyio.sleep(self._rng.uniform(low, high))
-        source = job.candidate_path.read_text(encoding="utf-8")
-        speed = stated_speed(source)
-        incumbent = stated_speed(job.incumbent_path.read_text(encoding="utf-8")) if job.incumbent_path else None
+        speed = self._speed(job.candidate_path)
+        incumbent = self._speed(job.incumbent_path) if job.incumbent_path else None
         if job.agent_id == SEED_AGENT or incumbent is None:
             decision, reason = "KEEP", "baseline"
         elif speed > incumbent * (1 + self.thresholds.margin):

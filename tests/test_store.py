@@ -145,8 +145,10 @@ async def test_failed_workload_records_the_failure(store: Store) -> None:
 
 async def test_decision_for_unknown_candidate_is_refused(store: Store) -> None:
     # foreign_keys=ON: a decision must follow its proposal.
+    await store.apply(_decided("ghost", "KEEP", seq=1))
     with pytest.raises(sqlite3.IntegrityError):
-        await store.apply(_decided("ghost", "KEEP", seq=1))
+        await store.flush()
+    assert await store.rows("SELECT * FROM decisions") == []
 
 
 async def test_memory_recorded_then_evicted(store: Store) -> None:
@@ -222,3 +224,10 @@ async def test_a_database_of_an_earlier_schema_is_migrated_in_place(tmp_path: Pa
         assert await store.rows("SELECT gpu FROM decisions") == [{"gpu": None}]
     finally:
         await store.close()
+
+
+async def test_events_queued_together_commit_together_with_their_bookmark(store: Store) -> None:
+    await store.apply(_proposed("k1", seq=1))
+    await store.apply(_decided("k1", "KEEP", seq=2))
+    assert await store.last_seq() == 2  # a read writes what is queued first
+    assert await store.decision_counts() == {"KEEP": 1}

@@ -1,0 +1,134 @@
+"""What the engine itself costs: a full campaign (event log, database, memory, leaderboard, display) with an
+instant provider and a stub guard that answers at once (arcengine.testing), so every second measured is the
+engine's. Each configuration runs in a fresh process, so its peak RSS is its own.
+
+    python bench/engine.py OUT.json [--candidates 10000] [--agents 1 8 64]
+
+Per configuration: candidates per second (first proposal to stop), submit-to-decision latency p50 and p99
+(a candidate's proposal to its decision, from the event log's timestamps) and peak RSS; 64 agents once more
+with the terminal UI attached (headless Textual, every event pushed to the view, as ``run --tui`` does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.metadata
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+
+from arcengine.campaign import Campaign, Display
+from arcengine.config import CampaignConfig
+from arcengine.eventlog import read_events
+from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed, Event
+from arcengine.testing import StubGuard, SyntheticProvider
+
+
+def campaign(agents: int, candidates: int, out: Path, display: Display | None) -> Campaign:
+    config = CampaignConfig(problem="rmsnorm", agents=agents, budget=candidates, plateau=None, out=out)
+    return Campaign(config, display=display, provider=SyntheticProvider(),
+                    guard_factory=lambda c: StubGuard(c.problem, c.bus))
+
+
+async def run_headless(agents: int, candidates: int, out: Path) -> dict[str, Any]:
+    return await campaign(agents, candidates, out, None).run()
+
+
+async def run_with_tui(agents: int, candidates: int, out: Path) -> dict[str, Any]:
+    from arcengine.tui.app import CampaignApp
+
+    view = CampaignApp(None)
+
+    class PushToView:
+        async def on_event(self, event: Event) -> None:
+            view.push_events([event])
+
+    async def drive() -> dict[str, Any]:
+        summary = await campaign(agents, candidates, out, PushToView()).run()
+        view.exit(summary)
+        return summary
+
+    view.drive = drive
+    await view.run_async(headless=True, size=(180, 50))
+    return view.result  # type: ignore[return-value]
+
+
+def measure(run_dir: Path) -> dict[str, float]:
+    events = list(read_events(run_dir / "events.jsonl"))
+    proposed = {e.candidate_id: e.ts for e in events if isinstance(e, CandidateProposed) and e.agent_id != SEED_AGENT}
+    latencies = [e.ts - proposed[e.candidate_id] for e in events
+                 if isinstance(e, CandidateDecided) and e.candidate_id in proposed]
+    stopped = next(e for e in events if isinstance(e, CampaignStopped))
+    seconds = stopped.ts - min(proposed.values())
+    return {"candidates": len(latencies), "seconds": seconds, "candidates_per_s": len(latencies) / seconds,
+            "latency_p50_ms": float(np.percentile(latencies, 50)) * 1e3,
+            "latency_p99_ms": float(np.percentile(latencies, 99)) * 1e3}
+
+
+def one(agents: int, candidates: int, tui: bool) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as out:
+        runner = run_with_tui if tui else run_headless
+        summary = anyio.run(runner, agents, candidates, Path(out))
+        figures = measure(Path(summary["run_dir"]))
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {"agents": agents, "tui": tui, **figures, "peak_rss_mb": peak_kib / 1024}
+
+
+def _cpu_name() -> str:
+    with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+        return next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
+                    platform.machine())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--candidates", type=int, default=10_000)
+    parser.add_argument("--agents", type=int, nargs="*", default=[1, 8, 64])
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a single configuration, in this process
+    parser.add_argument("--tui", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(one(args.one, args.candidates, args.tui)))
+        return
+    runs = []
+    for agents, tui in [*((a, False) for a in args.agents), (max(args.agents), True)]:
+        command = [sys.executable, __file__, str(args.out), "--candidates", str(args.candidates), "--one",
+                   str(agents), *(["--tui"] if tui else [])]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        print(json.dumps(runs[-1]), flush=True)
+    most = max(args.agents)
+    headless = next(r for r in runs if r["agents"] == most and not r["tui"])
+    with_tui = next(r for r in runs if r["tui"])
+    result = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": {"cpu": _cpu_name(), "cpus": len(os.sched_getaffinity(0)), "platform": platform.platform()},
+        "versions": {"python": platform.python_version(), "arcengine": importlib.metadata.version("arcengine"),
+                     "textual": importlib.metadata.version("textual"),
+                     "pydantic": importlib.metadata.version("pydantic")},
+        "command": "python bench/engine.py OUT " + " ".join(sys.argv[2:]),
+        "headline": {
+            f"candidates_per_s_{most}_agents": headless["candidates_per_s"],
+            f"p99_ms_{most}_agents": headless["latency_p99_ms"],
+            "rss_mb_10k": headless["peak_rss_mb"],
+            "tui_cost_fraction": with_tui["seconds"] / headless["seconds"] - 1,
+        },
+        "runs": runs,
+    }
+    args.out.write_text(json.dumps(result, indent=1))
+    print(json.dumps(result["headline"], indent=1))
+
+
+if __name__ == "__main__":
+    main()
