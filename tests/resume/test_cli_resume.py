@@ -15,6 +15,7 @@ import pytest
 
 from arcengine.eventlog import read_events
 from arcengine.events import SEED_AGENT, CampaignResumed, CampaignStopped, CandidateDecided, CandidateProposed
+from tests.conftest import SCALE
 
 ARCENGINE = [sys.executable, "-m", "arcengine.cli"]
 
@@ -44,7 +45,7 @@ def _wait_for(condition: object, timeout_s: float) -> bool:
 @pytest.mark.heavy
 def test_the_cli_resumes_a_campaign_killed_while_the_guard_judged_a_candidate(tmp_path: Path) -> None:
     out = tmp_path / "runs"
-    engine = subprocess.Popen([*ARCENGINE, "run", "rmsnorm", "--agents", "2", "--budget", "4", "--device", "cpu",
+    engine = subprocess.Popen([*ARCENGINE, "run", str(SCALE), "--agents", "2", "--budget", "4", "--device", "cpu",
                                "--seeds", "1", "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     logs = lambda: list(out.glob("*/events.jsonl"))  # noqa: E731
 
