@@ -33,6 +33,12 @@ class AgentState:
     last_feedback: str | None = None
     exhausted: bool = False
 
+    @classmethod
+    def from_seed(cls, source: str, speedup: float | None) -> AgentState:
+        """Where every agent starts: the seed (c0000) as both its best and its working kernel."""
+        return cls(best_id="c0000", best_source=source, best_speedup=speedup, working_id="c0000",
+                   working_source=source)
+
     def apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
         """Move the working point and the best as the guard decided (REJECT changes neither)."""
         if decided.decision == "KEEP":

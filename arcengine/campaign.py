@@ -324,8 +324,7 @@ class Campaign:
                                  self.config.agents, self.config.model.partition(":")[0])
 
     def _fresh_agent(self, number: int, strategy: Skill, seed_source: str) -> Agent:
-        state = AgentState(best_id="c0000", best_source=seed_source, best_speedup=self.seed_speedup,
-                           working_id="c0000", working_source=seed_source)
+        state = AgentState.from_seed(seed_source, self.seed_speedup)
         return Agent(f"a{number}", strategy, self.provider, self.run_dir / "agents" / f"a{number}", state)
 
     async def _restart_agents(self, history: History) -> bool:

@@ -20,7 +20,6 @@ from arcengine.display import HeadlessDisplay
 from arcengine.errors import first_leaf
 from arcengine.evaluate import evaluate_file, verdict_json
 from arcengine.eventlog import EventLogError
-from arcengine.events import Event
 from arcengine.export import ExportError, export_run
 from arcengine.guard.service import DeviceUnsupported, GuardError
 from arcengine.hidden_env import hide_secrets_from_proc
@@ -150,18 +149,10 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
 def _in_tui(start: Callable[[Display], Awaitable[Any]]) -> Any:
     """Run ``start(display)`` (a campaign or a replay) on the terminal UI's loop with every event pushed to the
     view; its result, or None if the user quit first."""
-    from arcengine.tui.app import CampaignApp
+    from arcengine.tui.app import CampaignApp, PushToView
 
     view = CampaignApp(None)
-
-    class PushToView:
-        async def on_event(self, event: Event) -> None:
-            view.push_events([event])
-
-        async def restore(self, events: list[Event]) -> None:
-            view.push_events(events)
-
-    view.drive = functools.partial(start, PushToView())
+    view.drive = functools.partial(start, PushToView(view))
     view.run()
     return view.result
 

@@ -119,5 +119,4 @@ def _fold(history: History) -> None:
 def _initial_state(history: History) -> AgentState:
     seed = history.seed_proposed.source if history.seed_proposed else ""
     speedup = history.seed_decided.speedup if history.seed_decided else None
-    return AgentState(best_id="c0000", best_source=seed, best_speedup=speedup, working_id="c0000",
-                      working_source=seed)
+    return AgentState.from_seed(seed, speedup)

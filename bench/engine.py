@@ -30,7 +30,7 @@ import numpy as np
 from arcengine.campaign import Campaign, Display
 from arcengine.config import CampaignConfig
 from arcengine.eventlog import read_events
-from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed, Event
+from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed
 from arcengine.testing import StubGuard, SyntheticProvider
 
 
@@ -45,16 +45,12 @@ async def run_headless(agents: int, candidates: int, out: Path) -> dict[str, Any
 
 
 async def run_with_tui(agents: int, candidates: int, out: Path) -> dict[str, Any]:
-    from arcengine.tui.app import CampaignApp
+    from arcengine.tui.app import CampaignApp, PushToView
 
     view = CampaignApp(None)
 
-    class PushToView:
-        async def on_event(self, event: Event) -> None:
-            view.push_events([event])
-
     async def drive() -> dict[str, Any]:
-        summary = await campaign(agents, candidates, out, PushToView()).run()
+        summary = await campaign(agents, candidates, out, PushToView(view)).run()
         view.exit(summary)
         return summary
 

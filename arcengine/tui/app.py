@@ -327,3 +327,17 @@ class CampaignApp(App[None]):
         if self.follow:
             self._jump_to_newest()
         self.feed_table.border_subtitle = "following newest" if self.follow else "paused (f: follow newest)"
+
+
+class PushToView:
+    """The display a campaign in the same process feeds: every event is pushed to the view, and a resumed
+    campaign's past too."""
+
+    def __init__(self, view: CampaignApp) -> None:
+        self.view = view
+
+    async def on_event(self, event: Event) -> None:
+        self.view.push_events([event])
+
+    async def restore(self, events: list[Event]) -> None:
+        self.view.push_events(events)
