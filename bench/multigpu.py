@@ -1,5 +1,5 @@
-"""The same campaign on 1 GPU and on 2: candidates judged per minute, and whether a candidate met in both runs got
-the same decision. Run on a machine with two GPUs, from the repository root:
+"""The same campaign on 1 GPU and on 2: candidates judged per minute, and whether the same candidate against the
+same incumbent, met in both runs, got the same decision. Run on a machine with two GPUs, from the repository root:
 
     python bench/multigpu.py OUT_DIR [--problem rmsnorm] [--agents 4] [--budget 40]
 
@@ -35,10 +35,29 @@ def campaign(out: Path, gpus: int, args: argparse.Namespace) -> tuple[list[str],
     return command, json.loads(done.stdout)
 
 
+def judged_pairs(events: list[Any]) -> dict[str, dict[str, Any]]:
+    """Each agent candidate's decision, keyed by what was compared: its source and its incumbent's (the agent's
+    best when it was proposed). Runs diverge, so only a pair met in both runs is the same question asked twice."""
+    sources = {e.candidate_id: e.source for e in events if isinstance(e, CandidateProposed)}
+    best: dict[str, str] = {}  # agent -> its best candidate so far
+    incumbent: dict[str, str] = {}
+    for event in events:
+        if isinstance(event, CandidateProposed) and event.agent_id != SEED_AGENT:
+            incumbent[event.candidate_id] = best.get(event.agent_id, "c0000")
+        elif isinstance(event, CandidateDecided) and event.decision == "KEEP" and event.agent_id != SEED_AGENT:
+            best[event.agent_id] = event.candidate_id
+    pairs = {}
+    for e in events:
+        if isinstance(e, CandidateDecided) and e.candidate_id in incumbent and e.decision != "REJECT":
+            key = hashlib.sha256((sources[e.candidate_id] + "\0" + sources[incumbent[e.candidate_id]]).encode())
+            pairs[key.hexdigest()] = {"candidate": e.candidate_id, "decision": e.decision, "gpu": e.gpu,
+                                      "vs_incumbent": e.vs_incumbent}
+    return pairs
+
+
 def analyse(run_dir: Path) -> dict[str, Any]:
     """Throughput over the agents' part of the campaign (seed judged to stop) and each candidate's decision."""
     events = list(read_events(run_dir / "events.jsonl"))
-    sources = {e.candidate_id: e.source for e in events if isinstance(e, CandidateProposed)}
     decided = [e for e in events if isinstance(e, CandidateDecided)]
     seed = next(e for e in decided if e.agent_id == SEED_AGENT)
     stopped = next(e for e in events if isinstance(e, CampaignStopped))
@@ -53,7 +72,7 @@ def analyse(run_dir: Path) -> dict[str, Any]:
         "candidates_per_minute": len(judged) / minutes,
         "judged_per_gpu": dict(Counter(str(e.gpu) for e in judged)),
         "decisions": dict(Counter(e.decision for e in judged)),
-        "by_source": {hashlib.sha256(sources[e.candidate_id].encode()).hexdigest(): e.decision for e in judged},
+        "pairs": judged_pairs(events),
     }
 
 
@@ -70,10 +89,11 @@ def main() -> None:
         command, summary = campaign(args.out, gpus, args)
         runs[gpus] = {"command": " ".join(command), **analyse(Path(summary["run_dir"]))}
         print(gpus, "GPU:", runs[gpus]["judged"], "judged in", round(runs[gpus]["minutes"], 2), "min", flush=True)
-    common = runs[1]["by_source"].keys() & runs[2]["by_source"].keys()
-    same = sum(runs[1]["by_source"][h] == runs[2]["by_source"][h] for h in common)
+    common = sorted(runs[1]["pairs"].keys() & runs[2]["pairs"].keys())
+    both = [{"1_gpu": runs[1]["pairs"][k], "2_gpus": runs[2]["pairs"][k]} for k in common]
+    same = sum(pair["1_gpu"]["decision"] == pair["2_gpus"]["decision"] for pair in both)
     for run in runs.values():
-        run.pop("by_source")
+        run.pop("pairs")
     result = {
         **environment(torch.device("cuda")),
         "command": "python bench/multigpu.py OUT " + " ".join(sys.argv[2:]),
@@ -81,9 +101,10 @@ def main() -> None:
             "throughput_ratio_2_vs_1": runs[2]["candidates_per_minute"] / runs[1]["candidates_per_minute"],
             "candidates_per_minute_1_gpu": runs[1]["candidates_per_minute"],
             "candidates_per_minute_2_gpus": runs[2]["candidates_per_minute"],
-            "candidates_in_both_runs": len(common),
+            "pairs_in_both_runs": len(common),
             "same_decision_in_both_runs": same,
         },
+        "pairs_in_both_runs": both,  # the same candidate against the same incumbent, judged in each run
         "runs": {f"{gpus}_gpu": run for gpus, run in runs.items()},
     }
     (args.out / "multigpu-h200x2.json").write_text(json.dumps(result, indent=1))

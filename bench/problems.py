@@ -77,9 +77,9 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
     reference = load_module(str(problem.reference_path), f"bench_{problem.name}_reference")
     seed = load_module(str(problem.seed_path), f"bench_{problem.name}_seed")
     wanted = "torch_compile" if args.no_max_autotune else "torch_compile_max_autotune"
-    rows = [row for row in (earlier or {}).get("workloads", [])  # rows that lack a wanted mode are redone
-            if wanted in row["time_us"] or wanted in row.get("compile_s", {})]
-    done = {json.dumps(row["axes"], sort_keys=True) for row in rows}
+    rows = list((earlier or {}).get("workloads", []))  # a row that lacks a wanted mode is redone, kept till then
+    done = {json.dumps(row["axes"], sort_keys=True) for row in rows
+            if wanted in row["time_us"] or wanted in row.get("compile_s", {})}
     errors: dict[str, str] = {}
     started = time.monotonic()
     result = {"category": problem.category, "kernel_type": problem.kernel_type, "workloads": rows,
@@ -97,6 +97,7 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
             continue
         floor_s = max(problem.flops(workload) / ceilings["flops_per_s"],
                       problem.bytes(workload) / ceilings["bandwidth_bytes_per_s"])
+        rows[:] = [row for row in rows if row["axes"] != workload.axes]
         rows.append({"axes": workload.axes, "held_out": workload.held_out, "time_us": times,
                      "compile_s": compile_s, "roofline_us": floor_s * 1e6,
                      "seed_over_reference": times["reference"] / times["seed"],
