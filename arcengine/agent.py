@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arcengine.events import CandidateDecided, CandidateProposed, ProviderCalled
+from arcengine.files import FileWriter
 from arcengine.providers.base import AgentContext, Proposal, Provider, ProviderError, ProviderExhausted
 from arcengine.skills import Skill
 
@@ -77,7 +78,7 @@ class Agent:
             problem_name=problem.name,
             problem_description=problem.description,
             kernel_type=problem.kernel_type,
-            reference_source=problem.reference_path.read_text(encoding="utf-8"),
+            reference_source=problem.reference_source,
             visible_workloads=[w for w in campaign.guard.workloads if not w.held_out],
             working_source=self.state.working_source,
             best_source=self.state.best_source,
@@ -142,7 +143,8 @@ class Agent:
                         proposal: Proposal) -> None:
         self.state.phase = "waiting for the guard"
         decided = await self._judge(campaign, candidate_id, proposal)
-        self._apply(candidate_id, proposal.source, decided)
+        self.state.apply(candidate_id, proposal.source, decided)
+        self.write_files(campaign.files)
         self.state.last_feedback = feedback(candidate_id, proposal, decided, campaign.held_out_values())
         self.state.phase = "reflecting"
         await self._remember(campaign, replace(context, feedback=self.state.last_feedback), proposal, decided)
@@ -153,20 +155,16 @@ class Agent:
         if proposal.failure is not None:  # the position is spent; the agent hears why in its feedback
             return await campaign.guard.refuse(candidate_id=candidate_id, agent_id=self.id,
                                                reason=f"no usable candidate: {proposal.failure}")
-        path = campaign.write_candidate(candidate_id, proposal.source)
+        path, written = campaign.write_candidate(candidate_id, proposal.source)
         return await campaign.guard.submit(
             candidate_id=candidate_id, agent_id=self.id, source=proposal.source, candidate_path=path,
-            incumbent_path=campaign.candidate_path(self.state.best_id))
+            incumbent_path=campaign.candidate_path(self.state.best_id), written=written)
 
-    def _apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
-        self.state.apply(candidate_id, source, decided)
-        self.write_files()
-
-    def write_files(self) -> None:
+    def write_files(self, files: FileWriter) -> None:
         """The agent's working and best kernels on disk, for the user to look at (rewritten only on change)."""
         for name, source in (("working.py", self.state.working_source), ("best.py", self.state.best_source)):
             if self._written.get(name) != source:
-                (self.workdir / name).write_text(source, encoding="utf-8")
+                files.put(self.workdir / name, source)
                 self._written[name] = source
 
     async def _remember(self, campaign: Campaign, context: AgentContext, proposal: Proposal,
@@ -182,7 +180,7 @@ class Agent:
                 purpose="reflect"))
         problem = campaign.problem
         await campaign.memory.record(
-            campaign.bus.publish,
+            campaign.bus.publish_all,
             kind="win" if decided.decision == "KEEP" else "trap",
             kernel_type=problem.kernel_type, agent_id=self.id, candidate_id=decided.candidate_id,
             strategy=proposal.strategy, speedup=decided.speedup,

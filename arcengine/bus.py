@@ -1,7 +1,8 @@
 """The event bus: the only way parts learn what happened.
 
 ``publish`` numbers the event, masks any secret in it, appends it to the log, then hands it to each subscriber in
-order of subscription. Publishing is serialised, so the log's order is the order every subscriber sees.
+order of subscription, and returns. Events are numbered in the order they are published, and logged and handed
+over in that order; what many agents publish at once is logged in one write (group commit).
 """
 
 from __future__ import annotations
@@ -9,8 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-import anyio
-
+from arcengine.batching import GroupCommit
 from arcengine.eventlog import EventLogWriter
 from arcengine.events import Event
 from arcengine.redact import redact_event, secret_values
@@ -31,7 +31,7 @@ class Bus:
         self._log = log
         self._subscribers: list[Subscriber] = []
         self._next_seq = first_seq
-        self._lock = anyio.Lock()
+        self._record = GroupCommit(self._log_and_deliver)
         self.broken: str | None = None  # why the log cannot be written any more
 
     def subscribe(self, subscriber: Subscriber) -> None:
@@ -43,20 +43,25 @@ class Bus:
     async def publish_all(self, events: list[Event]) -> list[Event]:
         """Publish events that belong together (a provider's reply and the candidate it brought) with one write
         to the log, so a crash keeps both or neither."""
-        async with self._lock:
-            if self.broken is not None:
-                raise RecordingError(self.broken)
-            now = time.time()
-            numbered = [redact_event(event.model_copy(update={"seq": self._next_seq + i, "ts": now}), self._secrets)
-                        for i, event in enumerate(events)]
-            self._next_seq += len(numbered)
-            if self._log is not None:
-                try:
-                    await self._log.append_all(numbered)
-                except OSError as error:
-                    self.broken = f"cannot write {self._log.path}: {error.strerror or error}"
-                    raise RecordingError(self.broken) from error
-            for event in numbered:
-                for subscriber in self._subscribers:
-                    await subscriber(event)
+        if self.broken is not None:
+            raise RecordingError(self.broken)
+        now = time.time()
+        numbered = [redact_event(event.model_copy(update={"seq": self._next_seq + i, "ts": now}), self._secrets)
+                    for i, event in enumerate(events)]
+        self._next_seq += len(numbered)
+        await self._record(numbered)
         return numbered
+
+    async def _log_and_deliver(self, events: list[Event]) -> None:
+        """One batch: every event is in the log before any subscriber hears of it."""
+        if self.broken is not None:  # an earlier batch could not be written: nothing after it may be
+            raise RecordingError(self.broken)
+        if self._log is not None:
+            try:
+                await self._log.append_all(events)
+            except OSError as error:
+                self.broken = f"cannot write {self._log.path}: {error.strerror or error}"
+                raise RecordingError(self.broken) from error
+        for event in events:
+            for subscriber in self._subscribers:
+                await subscriber(event)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import sqlite3
 import time
@@ -34,6 +33,7 @@ from arcengine.events import (
     Event,
     ProviderCalled,
 )
+from arcengine.files import FileWriter
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
 from arcengine.history import History, load_history
@@ -114,6 +114,8 @@ class Campaign:
         self._proposed = 0
         self._reserved = 0
         self._started = time.monotonic()
+        self.files = FileWriter()
+        self._leaderboard: list[LeaderboardEntry] | None = None  # sorted; rebuilt after a best moves
         self.bus: Bus
         self.store: Store
         self.guard: Guard
@@ -152,21 +154,21 @@ class Campaign:
     def candidate_path(self, candidate_id: str) -> Path:
         return self.run_dir / "candidates" / f"{candidate_id}.py"
 
-    def write_candidate(self, candidate_id: str, source: str) -> Path:
+    def write_candidate(self, candidate_id: str, source: str) -> tuple[Path, anyio.Event]:
+        """Queue a candidate's file: its path, and the event set once it is on disk (the guard waits for it)."""
         path = self.candidate_path(candidate_id)
-        path.write_text(source, encoding="utf-8")
-        return path
+        return path, self.files.put(path, source)
 
     def held_out_values(self) -> set[int]:
         visible = {v for w in self.guard.workloads if not w.held_out for v in w.axes.values()}
         return {v for w in self.guard.workloads if w.held_out for v in w.axes.values()} - visible
 
     def leaderboard(self, exclude: str | None = None) -> list[LeaderboardEntry]:
-        entries = [
-            LeaderboardEntry(a.id, a.strategy.name, a.state.best_id, a.state.best_speedup, a.state.best_source)
-            for a in self.agents if a.id != exclude
-        ]
-        return sorted(entries, key=lambda e: -(e.speedup or 0.0))
+        if self._leaderboard is None:  # every agent's context shows it: sort once per change, not per step
+            entries = [LeaderboardEntry(a.id, a.strategy.name, a.state.best_id, a.state.best_speedup,
+                                        a.state.best_source) for a in self.agents]
+            self._leaderboard = sorted(entries, key=lambda e: -(e.speedup or 0.0))
+        return [entry for entry in self._leaderboard if entry.agent_id != exclude]
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @classmethod
@@ -202,6 +204,7 @@ class Campaign:
         try:
             async with anyio.create_task_group() as writer_task:
                 writer_task.start_soon(self.store.run)
+                writer_task.start_soon(self.files.run)
                 await self._run()
                 writer_task.cancel_scope.cancel()
         except* RecordingError as failed:
@@ -209,6 +212,7 @@ class Campaign:
             raise CampaignError(f"stopped: {error}. What was recorded before is intact: make room, then "
                                 f"arcengine run --resume {self.run_dir}") from None
         finally:
+            await self.files.close()
             await self.store.close()
             await writer.close()
         return self.summary()
@@ -300,9 +304,9 @@ class Campaign:
             await self.bus.publish(CandidateProposed(
                 candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
                 rationale="the problem's seed", source=source))
+        path, written = self.write_candidate(candidate_id, source)
         decided = await self.guard.submit(candidate_id=candidate_id, agent_id=SEED_AGENT, source=source,
-                                          candidate_path=self.write_candidate(candidate_id, source),
-                                          incumbent_path=None)
+                                          candidate_path=path, incumbent_path=None, written=written)
         if decided.decision != "KEEP":
             self.stop_reason = f"the seed fails the guard: {decided.reason}"
             await self.bus.publish(CampaignStopped(reason=self.stop_reason, candidates=0,
@@ -317,6 +321,7 @@ class Campaign:
         seed_source = self.problem.seed_path.read_text(encoding="utf-8")
         for number, strategy in enumerate(self._strategies(seed_source), start=1):
             self.agents.append(self._fresh_agent(number, strategy, seed_source))
+        self._leaderboard = None
         return True
 
     def _strategies(self, seed_source: str) -> list[Skill]:
@@ -333,14 +338,15 @@ class Campaign:
             agent = Agent(agent_id, self.skills[past.strategy], self.provider, self.run_dir / "agents" / agent_id,
                           past.state)
             agent.interrupted = past.interrupted
-            agent.write_files()
-            if past.interrupted is not None and past.interrupted.source:
-                self.write_candidate(past.interrupted.candidate_id, past.interrupted.source)
+            agent.write_files(self.files)
+            # Its incumbent is timed from its file: a crash may have come before the file was written.
+            await self.files.write(self.candidate_path(past.state.best_id), past.state.best_source)
             self.agents.append(agent)
         seed_source = self.problem.seed_path.read_text(encoding="utf-8")
         strategies = self._strategies(seed_source)
         for number in range(len(self.agents) + 1, self.config.agents + 1):  # the crash came before they started
             self.agents.append(self._fresh_agent(number, strategies[number - 1], seed_source))
+        self._leaderboard = None
         restore = getattr(self.provider, "restore", None)
         if callable(restore):  # a provider with its own memory (the offline tuner's tried settings)
             restore(history.events)
@@ -385,6 +391,7 @@ class Campaign:
 
     async def after_decision(self, agent: Agent, decided: CandidateDecided) -> None:
         if decided.decision == "KEEP" and decided.speedup is not None:
+            self._leaderboard = None  # the agent's best moved
             improved = self.best is None or decided.speedup > self.best.speedup
             if improved:
                 self.best = Best(agent.id, decided.candidate_id, decided.speedup)
@@ -403,10 +410,7 @@ class Campaign:
             self.stop_reason = redact_secrets(reason)  # a provider's error may quote the key it was sent
 
     def _write_best(self, source: str) -> None:
-        path = self.run_dir / "best.py"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(source, encoding="utf-8")
-        os.replace(tmp, path)
+        self.files.put(self.run_dir / "best.py", source, atomic=True)
 
     async def _count(self, event: Event) -> None:
         if isinstance(event, CandidateDecided) and event.agent_id != SEED_AGENT:

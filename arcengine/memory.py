@@ -3,7 +3,8 @@
 Retention follows the paper: per kernel type, wins keep the ``cap`` best by speedup and traps the ``cap``
 newest (first in, first out); ``cap=None`` keeps everything. Memory is shared by all agents or private to
 each. The state changes only through ``MemoryRecorded`` / ``MemoryEvicted`` events: ``admit`` says which
-events a new conclusion causes, ``apply`` (a bus subscriber) updates the state.
+events a new conclusion causes, ``record`` folds and publishes them, ``apply`` (a bus subscriber) folds what the
+log holds (after a resume, the whole history).
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
-
-import anyio
 
 from arcengine.events import Event, MemoryEvicted, MemoryRecorded
 
@@ -41,14 +40,17 @@ class Memory:
         self.cap = cap
         self.scope = scope
         self._entries: dict[str, MemoryRecorded] = {}
-        self._lock = anyio.Lock()
 
-    async def record(self, publish: Callable[[Event], Awaitable[Any]], **conclusion: Any) -> None:
-        """Admit a conclusion and publish its events as one step, so concurrent agents cannot both evict
-        against the same state (``publish`` feeds ``apply`` before it returns)."""
-        async with self._lock:
-            for event in self.admit(**conclusion):
-                await publish(event)
+    async def record(self, publish_all: Callable[[list[Event]], Awaitable[Any]], **conclusion: Any) -> None:
+        """Admit a conclusion and publish its events (the entry and what it evicts, together). They are folded in
+        before the publication is awaited, so the next agent's admission, concurrent or not, sees them: two
+        agents cannot both evict against the same state, and none waits for another's log write. (``apply``,
+        the bus subscriber, then finds them already there.)"""
+        events = self.admit(**conclusion)
+        for event in events:
+            self._fold(event)
+        if events:
+            await publish_all(events)
 
     def owner_for(self, agent_id: str) -> str | None:
         return agent_id if self.scope == "private" else None
@@ -99,6 +101,9 @@ class Memory:
         return [entry, MemoryEvicted(entry_id=weakest.entry_id, reason="weakest win beyond the cap")]
 
     async def apply(self, event: Event) -> None:
+        self._fold(event)
+
+    def _fold(self, event: Event) -> None:
         if isinstance(event, MemoryRecorded):
             self._entries[event.entry_id] = event
         elif isinstance(event, MemoryEvicted):

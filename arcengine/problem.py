@@ -7,6 +7,7 @@ import operator
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,11 @@ class Problem:
     @property
     def reference_path(self) -> Path:
         return self.directory / "reference.py"
+
+    @cached_property
+    def reference_source(self) -> str:
+        """Read once: every agent's context quotes it, and a campaign's problem does not change under it."""
+        return self.reference_path.read_text(encoding="utf-8")
 
     @property
     def seed_path(self) -> Path:

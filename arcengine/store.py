@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import anyio
 
+from arcengine.batching import BatchWriter
 from arcengine.bus import RecordingError
 from arcengine.events import (
     AgentStarted,
@@ -89,10 +90,7 @@ class Store:
         self._db = db
         self.path = path
         self._limiter = anyio.CapacityLimiter(1)  # the connection is used by one thread at a time
-        self._pending: list[Event] = []
-        self._queued = anyio.Event()
-        self._writing = anyio.Lock()  # batches are written in the order they were taken
-        self._broken: str | None = None  # why the database cannot be written any more
+        self._writer = BatchWriter(self._write)
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -102,39 +100,28 @@ class Store:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
     async def close(self) -> None:
-        if self._broken is None:
-            await self.flush()
+        await self._writer.flush_if_intact()
         await self._call(self._db.close)
 
     async def apply(self, event: Event) -> None:
         """Queue one event for the writer (a bus subscriber: the event is already in the log)."""
-        self._pending.append(event)
-        self._queued.set()
+        self._writer.put(event)
 
     async def run(self) -> None:
         """The writer: write each batch that queues up, until cancelled."""
-        while True:
-            await self._queued.wait()
-            self._queued = anyio.Event()
-            await self.flush()
+        await self._writer.run()
 
     async def flush(self) -> None:
-        """Write what is queued, in one transaction per batch."""
-        async with self._writing:
-            if self._broken is not None:
-                raise RecordingError(self._broken)
-            while self._pending:
-                batch = self._pending[:]
-                try:
-                    with anyio.CancelScope(shield=True):  # a batch once started is written, cancelled or not
-                        await self._call(self._apply, batch)
-                except sqlite3.IntegrityError:
-                    del self._pending[:len(batch)]
-                    raise  # a bug in what is projected, not the disk
-                except (sqlite3.DatabaseError, OSError) as error:  # "database or disk is full", "disk I/O error"
-                    self._broken = f"cannot write the database {self.path}: {error}"
-                    raise RecordingError(self._broken) from error
-                del self._pending[:len(batch)]
+        """Write what is queued."""
+        await self._writer.flush()
+
+    async def _write(self, events: list[Event]) -> None:
+        try:
+            await self._call(self._apply, events)
+        except sqlite3.IntegrityError:
+            raise  # a bug in what is projected, not the disk
+        except (sqlite3.DatabaseError, OSError) as error:  # "database or disk is full", "disk I/O error"
+            raise RecordingError(f"cannot write the database {self.path}: {error}") from error
 
     def _apply(self, events: list[Event]) -> None:
         # The rows and the bookmark commit together: the database never holds part of an event.
@@ -145,7 +132,7 @@ class Store:
             self._db.execute("UPDATE progress SET last_seq = ?", (events[-1].seq,))
 
     async def rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        await self.flush()
+        await self._writer.flush_if_intact()
         return await self._call(self._rows, sql, params)
 
     def _rows(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:

@@ -87,10 +87,13 @@ class StubGuard(Guard):
         return [await self.bus.publish(self.slots[0].event())]  # type: ignore[list-item]
 
     async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
-                     incumbent_path: Path | None) -> CandidateDecided:
+                     incumbent_path: Path | None, written: anyio.Event | None = None) -> CandidateDecided:
         self._speeds[candidate_path] = stated_speed(source)
         return await super().submit(candidate_id=candidate_id, agent_id=agent_id, source=source,
-                                    candidate_path=candidate_path, incumbent_path=incumbent_path)
+                                    candidate_path=candidate_path, incumbent_path=incumbent_path, written=written)
+
+    async def _file_written(self, job: Job) -> None:
+        """No child loads the file (the speed comes with the submission), so the guard does not wait for the disk."""
 
     def _speed(self, path: Path) -> float:
         if path not in self._speeds:  # judged before a crash: read it back
@@ -111,7 +114,6 @@ class StubGuard(Guard):
             decision, reason = "ACCEPT", "within the near-best band"
         else:
             decision, reason = "REVERT", f"slower: {speed / incumbent:.3f}x the incumbent"
-        event = CandidateDecided(candidate_id=job.candidate_id, agent_id=job.agent_id, decision=decision,
-                                 reason=reason, correct=True, speedup=speed, held_out_speedup=speed,
-                                 vs_incumbent=speed / incumbent if incumbent else None)
-        return await self.bus.publish(event)  # type: ignore[return-value]
+        return CandidateDecided(candidate_id=job.candidate_id, agent_id=job.agent_id, decision=decision,
+                                reason=reason, correct=True, speedup=speed, held_out_speedup=speed,
+                                vs_incumbent=speed / incumbent if incumbent else None)

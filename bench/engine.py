@@ -21,6 +21,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ import numpy as np
 from arcengine.campaign import Campaign, Display
 from arcengine.config import CampaignConfig
 from arcengine.eventlog import read_events
-from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed
+from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed
 from arcengine.testing import StubGuard, SyntheticProvider
 
 
@@ -41,7 +42,12 @@ def campaign(agents: int, candidates: int, out: Path, display: Display | None) -
 
 
 async def run_headless(agents: int, candidates: int, out: Path) -> dict[str, Any]:
-    return await campaign(agents, candidates, out, None).run()
+    return finished(await campaign(agents, candidates, out, None).run())
+
+
+def finished(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary, with when the campaign was done: its files and database written, not only its stop logged."""
+    return {**summary, "finished_ts": time.time()}
 
 
 async def run_with_tui(agents: int, candidates: int, out: Path) -> dict[str, Any]:
@@ -50,7 +56,7 @@ async def run_with_tui(agents: int, candidates: int, out: Path) -> dict[str, Any
     view = CampaignApp(None)
 
     async def drive() -> dict[str, Any]:
-        summary = await campaign(agents, candidates, out, PushToView(view)).run()
+        summary = finished(await campaign(agents, candidates, out, PushToView(view)).run())
         view.exit(summary)
         return summary
 
@@ -59,13 +65,13 @@ async def run_with_tui(agents: int, candidates: int, out: Path) -> dict[str, Any
     return view.result  # type: ignore[return-value]
 
 
-def measure(run_dir: Path) -> dict[str, float]:
+def measure(run_dir: Path, finished_ts: float) -> dict[str, float]:
+    """From the first agent's proposal until the campaign was done."""
     events = list(read_events(run_dir / "events.jsonl"))
     proposed = {e.candidate_id: e.ts for e in events if isinstance(e, CandidateProposed) and e.agent_id != SEED_AGENT}
     latencies = [e.ts - proposed[e.candidate_id] for e in events
                  if isinstance(e, CandidateDecided) and e.candidate_id in proposed]
-    stopped = next(e for e in events if isinstance(e, CampaignStopped))
-    seconds = stopped.ts - min(proposed.values())
+    seconds = finished_ts - min(proposed.values())
     return {"candidates": len(latencies), "seconds": seconds, "candidates_per_s": len(latencies) / seconds,
             "latency_p50_ms": float(np.percentile(latencies, 50)) * 1e3,
             "latency_p99_ms": float(np.percentile(latencies, 99)) * 1e3}
@@ -75,7 +81,7 @@ def one(agents: int, candidates: int, tui: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as out:
         runner = run_with_tui if tui else run_headless
         summary = anyio.run(runner, agents, candidates, Path(out))
-        figures = measure(Path(summary["run_dir"]))
+        figures = measure(Path(summary["run_dir"]), summary["finished_ts"])
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     return {"agents": agents, "tui": tui, **figures, "peak_rss_mb": peak_kib / 1024}
 
@@ -84,6 +90,18 @@ def _cpu_name() -> str:
     with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
         return next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")),
                     platform.machine())
+
+
+def cpu_environment(command: str) -> dict[str, Any]:
+    """Date, machine, versions and the command, for a CPU benchmark's result file."""
+    return {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": {"cpu": _cpu_name(), "cpus": len(os.sched_getaffinity(0)), "platform": platform.platform()},
+        "versions": {"python": platform.python_version(), "arcengine": importlib.metadata.version("arcengine"),
+                     "textual": importlib.metadata.version("textual"),
+                     "pydantic": importlib.metadata.version("pydantic")},
+        "command": command,
+    }
 
 
 def main() -> None:
@@ -108,12 +126,7 @@ def main() -> None:
     headless = next(r for r in runs if r["agents"] == most and not r["tui"])
     with_tui = next(r for r in runs if r["tui"])
     result = {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": {"cpu": _cpu_name(), "cpus": len(os.sched_getaffinity(0)), "platform": platform.platform()},
-        "versions": {"python": platform.python_version(), "arcengine": importlib.metadata.version("arcengine"),
-                     "textual": importlib.metadata.version("textual"),
-                     "pydantic": importlib.metadata.version("pydantic")},
-        "command": "python bench/engine.py OUT " + " ".join(sys.argv[2:]),
+        **cpu_environment("python bench/engine.py OUT " + " ".join(sys.argv[2:])),
         "headline": {
             f"candidates_per_s_{most}_agents": headless["candidates_per_s"],
             f"p99_ms_{most}_agents": headless["latency_p99_ms"],

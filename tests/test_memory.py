@@ -178,9 +178,10 @@ async def test_cap_holds_when_two_records_interleave() -> None:
     for s in (1.1, 1.2):
         await _record(memory, "win", s)
 
-    async def publish(event: Event) -> None:
+    async def publish(events: list[Event]) -> None:
         await anyio.sleep(0)  # a real bus awaits the log write before apply()
-        await memory.apply(event)
+        for event in events:
+            await memory.apply(event)
 
     conclusion = {"kind": "win", "kernel_type": KT, "candidate_id": "c", "strategy": "memory", "context": "x",
                   "summary": "s", "reflection": "r"}

@@ -54,6 +54,7 @@ class Job:
     incumbent_path: Path | None = field(compare=False)
     future: asyncio.Future[CandidateDecided] = field(compare=False)
     warnings: list[str] = field(compare=False, default_factory=list)
+    written: anyio.Event | None = field(compare=False, default=None)  # set once the candidate's file is on disk
 
 
 @dataclass(frozen=True)
@@ -153,15 +154,16 @@ class Guard:
         return self.problem.workloads_for(self.device)
 
     async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
-                     incumbent_path: Path | None) -> CandidateDecided:
-        """Judge one candidate: the gate now, then the queue; returns the published decision."""
+                     incumbent_path: Path | None, written: anyio.Event | None = None) -> CandidateDecided:
+        """Judge one candidate: the gate now, then the queue; returns the published decision. ``written``: set
+        once ``candidate_path`` is on disk (None: it is already), so the file is written while the job waits."""
         gate = check_source(source, self.problem.entry)
         priority = (-1, 0) if incumbent_path is None else (self._submitted[agent_id], next(self._order))
         future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
-        job = Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings)
+        job = Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings, written)
         if not gate.ok:
-            return await self._publish(job.candidate_id, job.agent_id, Verdict("REJECT", gate.reason, False),
-                                       warnings=job.warnings)
+            rejected = Verdict("REJECT", gate.reason, False)
+            return await self._publish(decision(candidate_id, agent_id, rejected, warnings=job.warnings))
         self._submitted[agent_id] += 1
         await self._queue.put(job)
         return await future
@@ -183,16 +185,32 @@ class Guard:
             await self._drain(Worker(slot, launcher))
 
     async def _drain(self, worker: Worker) -> None:
-        while True:
-            job = await self._queue.get()
-            try:
-                decided = await self._evaluate(job, worker)
-            except BaseException as error:
-                if not job.future.done():
-                    job.future.set_exception(error if isinstance(error, Exception) else asyncio.CancelledError())
-                raise
-            if not job.future.done():
-                job.future.set_result(decided)
+        # A decision is published while the worker already judges the next candidate: the device never waits
+        # on the log.
+        async with anyio.create_task_group() as announcing:
+            while True:
+                job = await self._queue.get()
+                try:
+                    await self._file_written(job)
+                    decided = await self._evaluate(job, worker)
+                except BaseException as error:
+                    _fail(job, error)
+                    raise
+                announcing.start_soon(self._announce, job, decided)
+
+    async def _file_written(self, job: Job) -> None:
+        """A child loads the candidate from its file, so the file must be on disk first."""
+        if job.written is not None:
+            await job.written.wait()
+
+    async def _announce(self, job: Job, decided: CandidateDecided) -> None:
+        try:
+            published = await self.bus.publish(decided)
+        except BaseException as error:
+            _fail(job, error)
+            raise
+        if not job.future.done():
+            job.future.set_result(published)  # type: ignore[arg-type]
 
     def child_spec(self, candidate_path: Path, incumbent_path: Path | None, order: int) -> dict[str, Any]:
         """What a child needs to judge one candidate (the launcher adds where to write the result)."""
@@ -243,31 +261,40 @@ class Guard:
         log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2),
                  gpu=worker.slot.gpu)
         result = outcome.result or {}
-        return await self._publish(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}),
-                                   phases(outcome.seconds, result), confirmed, job.warnings, worker.slot.gpu)
+        return decision(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}),
+                        phases(outcome.seconds, result), confirmed, job.warnings, worker.slot.gpu)
 
     async def refuse(self, *, candidate_id: str, agent_id: str, reason: str) -> CandidateDecided:
         """A position that brought no candidate (the provider's reply had no usable code): a REJECT."""
-        return await self._publish(candidate_id, agent_id, Verdict("REJECT", reason, False))
+        return await self._publish(decision(candidate_id, agent_id, Verdict("REJECT", reason, False)))
 
-    async def _publish(self, candidate_id: str, agent_id: str, verdict: Verdict, seconds: float = 0.0,
-                       device: dict[str, Any] | None = None, guard_phases: dict[str, float] | None = None,
-                       confirmed: bool | None = None, warnings: list[str] | None = None,
-                       gpu: int | None = None) -> CandidateDecided:
-        workloads = [w.model_copy(update={"failure": redact_secrets(w.failure)}) if w.failure else w
-                     for w in verdict.workloads]
-        event = CandidateDecided(
-            candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision,
-            reason=redact_secrets(verdict.reason),
-            warnings=warnings or [],
-            correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
-            vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
-            confirmed=confirmed, workloads=workloads,
-            failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
-            device=device or {}, gpu=gpu,
-        )
-        return await self.bus.publish(event)  # type: ignore[return-value]
+    async def _publish(self, decided: CandidateDecided) -> CandidateDecided:
+        return await self.bus.publish(decided)  # type: ignore[return-value]
 
+
+def _fail(job: Job, error: BaseException) -> None:
+    """The agent waiting on ``job`` hears why it will get no decision."""
+    if not job.future.done():
+        job.future.set_exception(error if isinstance(error, Exception) else asyncio.CancelledError())
+
+
+def decision(candidate_id: str, agent_id: str, verdict: Verdict, seconds: float = 0.0,
+             device: dict[str, Any] | None = None, guard_phases: dict[str, float] | None = None,
+             confirmed: bool | None = None, warnings: list[str] | None = None,
+             gpu: int | None = None) -> CandidateDecided:
+    """The decision event of a verdict, with any secret a failure message quoted masked."""
+    workloads = [w.model_copy(update={"failure": redact_secrets(w.failure)}) if w.failure else w
+                 for w in verdict.workloads]
+    return CandidateDecided(
+        candidate_id=candidate_id, agent_id=agent_id, decision=verdict.decision,
+        reason=redact_secrets(verdict.reason),
+        warnings=warnings or [],
+        correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
+        vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
+        confirmed=confirmed, workloads=workloads,
+        failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
+        device=device or {}, gpu=gpu,
+    )
 
 def phases(total: float, result: dict[str, Any]) -> dict[str, float]:
     """Where a child's wall time went: its own phases, and the rest (process start, imports, exit)."""

@@ -29,6 +29,11 @@ LEADER_COLUMNS = ("#", "agent", "best", "×seed", "candidate", "strategy")
 FEED_COLUMNS = ("pos", "agent", "decision", "speedup", "candidate", "reason")
 REASON_WIDTH = 90
 CATCH_UP_S = 0.05  # reading time per tick while a long log is caught up on: the screen stays responsive
+# At most this share of the loop's time goes to redrawing: the wait after a redraw grows with what it cost (up to
+# REDRAW_WAIT_MAX_S), so a campaign whose events pour in, with a 64-agent table to redraw, is slowed by its screen
+# by a few percent at most, while a quiet one still redraws several times a second.
+REDRAW_SHARE = 0.05
+REDRAW_WAIT_MAX_S = 2.0
 MAIN_ONLY = ("open", "open_best", "toggle_follow")  # actions that make sense on the main screen only
 
 
@@ -71,6 +76,9 @@ class CampaignApp(App[None]):
         self.follow = True  # keep the feed's cursor on the newest decision
         self.read_error: str | None = None
         self._dirty = True
+        self._next_redraw = 0.0  # monotonic time before which no redraw starts
+        self._redraws = 0
+        self._drawn: dict[str, object] = {}  # what each widget last showed, so an unchanged one is not touched
         self._feed_rows = 0
         # the main screen's widgets, held so a redraw reaches them while the detail screen is on top
         self.budget_bar = Static(id="budget")
@@ -141,7 +149,7 @@ class CampaignApp(App[None]):
                 self._read_once(self.follower)
                 if not self.follower.pending or time.monotonic() - started > CATCH_UP_S:
                     break
-        if self._dirty:
+        if self._dirty and time.monotonic() >= self._next_redraw:
             self.refresh_view()
 
     def _read_once(self, follower: EventFollower) -> None:
@@ -161,6 +169,7 @@ class CampaignApp(App[None]):
         for table in (self.agents_table, self.leaderboard_table, self.feed_table):
             table.clear()
         self._feed_rows = 0
+        self._drawn.clear()
         self._dirty = True
         if self.detail is not None:
             self.pop_screen()
@@ -168,8 +177,11 @@ class CampaignApp(App[None]):
     # -- drawing -----------------------------------------------------------------------------------------------
 
     def refresh_view(self) -> None:
-        """Redraw every widget from the view now (the timer calls it when events arrived)."""
+        """Redraw every widget from the view now (the timer calls it when events arrived, spaced by their cost)."""
         self._dirty = False
+        started = time.monotonic()
+        self._next_redraw = started + self.refresh_s
+        self._redraws += 1
         view = self.view
         self.sub_title = render.subtitle(view)
         budget = render.budget_line(view)
@@ -182,11 +194,30 @@ class CampaignApp(App[None]):
         self._draw_agents()
         self._draw_leaderboard()
         self._draw_feed()
-        self.memory_panel.update(render.memory_text(view))
-        self.trajectory_label.update(render.trajectory_label(view))
-        self.trajectory.data = list(view.best_curve)
+        if self._changed("memory", tuple(view.memory)):
+            self.memory_panel.update(render.memory_text(view))
+        if self._changed("trajectory", (len(view.trajectory), len(view.best_curve))):
+            self.trajectory_label.update(render.trajectory_label(view))
+            self.trajectory.data = list(view.best_curve)
         if self.detail is not None and self.detail.view is view:
             self.detail.refresh_view()
+        self.call_after_refresh(self._space_redraws, started)
+
+    def _space_redraws(self, started: float) -> None:
+        """The redraw is on screen: wait long enough that redrawing keeps to its share of the time. (The first
+        one lays the screen out, a cost paid once.)"""
+        if self._redraws == 1:
+            return
+        now = time.monotonic()
+        wait = min(REDRAW_WAIT_MAX_S, (now - started) * (1 - REDRAW_SHARE) / REDRAW_SHARE)
+        self._next_redraw = max(self._next_redraw, now + wait)
+
+    def _changed(self, widget: str, shown: object) -> bool:
+        """Whether ``widget`` must be redrawn to show ``shown`` (and remember that it will)."""
+        if self._drawn.get(widget) == shown:
+            return False
+        self._drawn[widget] = shown
+        return True
 
     def _draw_agents(self) -> None:
         table = self.agents_table
@@ -205,14 +236,21 @@ class CampaignApp(App[None]):
                 "tokens": Text(render.tokens(agent.tokens), justify="right"),
                 "cost": Text(render.dollars(agent.cost_usd), justify="right"),
             }
-            if agent.agent_id in table.rows:
+            # Only what changed: any cell update makes the table render all its visible cells again.
+            before = self._drawn.get(f"agent {agent.agent_id}")
+            if not self._changed(f"agent {agent.agent_id}", {column: text.plain for column, text in row.items()}):
+                continue
+            if isinstance(before, dict) and agent.agent_id in table.rows:
                 for column, value in row.items():
-                    table.update_cell(agent.agent_id, column, value)
+                    if before[column] != value.plain:
+                        table.update_cell(agent.agent_id, column, value)
             else:
                 table.add_row(*row.values(), key=agent.agent_id)
 
     def _draw_leaderboard(self) -> None:
         table = self.leaderboard_table
+        if not self._changed("leaderboard", [(r.agent_id, r.speedup, r.candidate_id) for r in self.view.leaderboard]):
+            return
         cursor = table.cursor_row
         table.clear()
         for rank, row in enumerate(self.view.leaderboard, start=1):

@@ -167,3 +167,30 @@ async def test_two_workers_judge_real_children_each_pinned_to_its_device(tmp_pat
     assert decided["broken"].decision == "REVERT" and not decided["broken"].correct
     # The two candidates waited together, so each worker took one.
     assert {decided["same"].gpu, decided["broken"].gpu} == {0, 1}
+
+
+async def test_a_worker_starts_a_candidate_only_once_its_file_is_written(tmp_path: Path) -> None:
+    """The file is written while the candidate waits in the queue; the child must not load it before."""
+    guard = _guard([Slot(0, FAKE_PROFILE)])
+    devices = FakeDevices()
+    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    written = anyio.Event()
+    decided: list[CandidateDecided] = []
+
+    async def submit() -> None:
+        decided.append(await guard.submit(candidate_id="c1", agent_id="a1", source="def run(x):\n    return x\n",
+                                          candidate_path=tmp_path / "c1.py", incumbent_path=tmp_path / "inc.py",
+                                          written=written))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(guard.work)
+        group.start_soon(submit)
+        await anyio.wait_all_tasks_blocked()
+        assert devices.started == []  # queued, its file not yet on disk
+        written.set()
+        await devices.wait_started(1)
+        devices.finish("c1")
+        while not decided:
+            await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    assert decided[0].candidate_id == "c1" and decided[0].gpu == 0

@@ -33,8 +33,9 @@ def decided_index(events: list[Event], candidate_id: str) -> int:
     return index_of(events, lambda e: isinstance(e, CandidateDecided) and e.candidate_id == candidate_id)
 
 
-async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 3.0) -> None:
-    """Let the app's timer run until ``condition`` holds."""
+async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
+    """Let the app's timer run until ``condition`` holds (redraws are spaced by their cost, up to 2 s apart on
+    a slow machine; the timeout only keeps a broken app from hanging the suite)."""
     waited = 0.0
     while not condition():
         assert waited < timeout_s, "the app did not catch up"
