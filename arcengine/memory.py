@@ -9,7 +9,7 @@ log holds (after a resume, the whole history).
 
 from __future__ import annotations
 
-import uuid
+import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -19,6 +19,9 @@ from arcengine.events import Event, MemoryEvicted, MemoryRecorded
 SUMMARY_LIMIT = 160
 REFLECTION_LIMIT = 1200
 CONTEXT_LIMIT = 240
+# Entry ids: 48 random bits, as uuid4().hex[:12] gave, from a generator seeded once; uuid4 asks the kernel for
+# randomness on every call, which cost 75 us here, a tenth of what the engine spends on a candidate.
+_ENTRY_IDS = random.Random()
 
 Scope = Literal["shared", "private"]
 
@@ -77,7 +80,7 @@ class Memory:
     ) -> list[Event]:
         """The events that recording this conclusion causes (empty if retention would drop it at once)."""
         entry = MemoryRecorded(
-            entry_id=uuid.uuid4().hex[:12],
+            entry_id=f"{_ENTRY_IDS.getrandbits(48):012x}",
             kind=kind,
             kernel_type=kernel_type,
             owner=self.owner_for(agent_id),

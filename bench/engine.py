@@ -2,11 +2,13 @@
 instant provider and a stub guard that answers at once (arcengine.testing), so every second measured is the
 engine's. Each configuration runs in a fresh process, so its peak RSS is its own.
 
-    python bench/engine.py OUT.json [--candidates 10000] [--agents 1 8 64]
+    python bench/engine.py OUT.json [--candidates 10000] [--agents 1 8 64] [--repeats 3]
 
-Per configuration: candidates per second (first proposal to stop), submit-to-decision latency p50 and p99
-(a candidate's proposal to its decision, from the event log's timestamps) and peak RSS; 64 agents once more
-with the terminal UI attached (headless Textual, every event pushed to the view, as ``run --tui`` does).
+Per configuration: candidates per second (first proposal until the campaign is done), submit-to-decision
+latency p50 and p99 (a candidate's proposal to its decision, from the event log's timestamps) and peak RSS;
+64 agents once more with the terminal UI attached (headless Textual, every event pushed to the view, as
+``run --tui`` does) instead of the headless display. Each configuration runs ``--repeats`` times; the headline
+takes the median run.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 
 from arcengine.campaign import Campaign, Display
 from arcengine.config import CampaignConfig
+from arcengine.display import HeadlessDisplay
 from arcengine.eventlog import read_events
 from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed
 from arcengine.testing import StubGuard, SyntheticProvider
@@ -42,7 +45,9 @@ def campaign(agents: int, candidates: int, out: Path, display: Display | None) -
 
 
 async def run_headless(agents: int, candidates: int, out: Path) -> dict[str, Any]:
-    return finished(await campaign(agents, candidates, out, None).run())
+    """As ``arcengine run`` without --tui: the headless display is fed (its lines go nowhere)."""
+    with open(os.devnull, "w", encoding="utf-8") as nowhere:
+        return finished(await campaign(agents, candidates, out, HeadlessDisplay(nowhere)).run())
 
 
 def finished(summary: dict[str, Any]) -> dict[str, Any]:
@@ -109,22 +114,26 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--candidates", type=int, default=10_000)
     parser.add_argument("--agents", type=int, nargs="*", default=[1, 8, 64])
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each configuration; the median one counts")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # a single configuration, in this process
     parser.add_argument("--tui", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one(args.one, args.candidates, args.tui)))
         return
-    runs = []
+    runs, median = [], {}
     for agents, tui in [*((a, False) for a in args.agents), (max(args.agents), True)]:
         command = [sys.executable, __file__, str(args.out), "--candidates", str(args.candidates), "--one",
                    str(agents), *(["--tui"] if tui else [])]
-        done = subprocess.run(command, capture_output=True, text=True, check=True)
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-        print(json.dumps(runs[-1]), flush=True)
+        repeated = []
+        for _ in range(args.repeats):
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            repeated.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(json.dumps(repeated[-1]), flush=True)
+        runs += repeated
+        median[agents, tui] = sorted(repeated, key=lambda r: r["seconds"])[len(repeated) // 2]
     most = max(args.agents)
-    headless = next(r for r in runs if r["agents"] == most and not r["tui"])
-    with_tui = next(r for r in runs if r["tui"])
+    headless, with_tui = median[most, False], median[most, True]
     result = {
         **cpu_environment("python bench/engine.py OUT " + " ".join(sys.argv[2:])),
         "headline": {
@@ -133,6 +142,7 @@ def main() -> None:
             "rss_mb_10k": headless["peak_rss_mb"],
             "tui_cost_fraction": with_tui["seconds"] / headless["seconds"] - 1,
         },
+        "median_runs": list(median.values()),
         "runs": runs,
     }
     args.out.write_text(json.dumps(result, indent=1))

@@ -1,8 +1,8 @@
 """``replay:RUN_DIR``: answers from a recorded campaign's event log, so the campaign re-runs without network.
 
-Each agent gets, in order, the candidates and the conclusions that the agent of the same id produced in the
-recorded run; the guard judges them afresh. A recorded reply without usable code replays as the same REJECT.
-When an agent's recorded proposals run out, that agent is done."""
+Each agent gets, in order, the candidates that the agent of the same id produced in the recorded run, and for
+each the conclusion it gave memory; the guard judges them afresh. A recorded reply without usable code replays
+as the same REJECT. When an agent's recorded proposals run out, that agent is done."""
 
 from __future__ import annotations
 
@@ -29,21 +29,24 @@ class ReplayProvider:
         self._proposals: dict[str, deque[CandidateProposed]] = {
             agent: deque(step.proposed for step in steps)
             for agent, steps in recording.steps.items() if agent != SEED_AGENT}
-        self._conclusions: dict[str, deque[MemoryRecorded]] = {
-            agent: deque(entries) for agent, entries in recording.conclusions.items()}
+        # By the recorded candidate they concluded on: a conclusion memory dropped at once left no event, so an
+        # agent's conclusions are not one per reflection.
+        self._conclusions: dict[str, MemoryRecorded] = {
+            entry.candidate_id: entry for entries in recording.conclusions.values() for entry in entries}
+        self._replaying: dict[str, str] = {}  # each agent's recorded candidate now being replayed
 
     async def propose(self, context: AgentContext) -> Proposal:
         recorded = self._proposals.get(context.agent_id)
         if not recorded:
             raise ProviderExhausted(f"replay: the recorded run has no more candidates from {context.agent_id}")
         event = recorded.popleft()
+        self._replaying[context.agent_id] = event.candidate_id
         return Proposal(source=event.source, strategy=event.strategy, rationale=event.rationale,
                         request=f"replay of {event.candidate_id}", response=event.source,
                         failure=None if event.source.strip() else event.rationale)
 
     async def reflect(self, context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Reflection:
-        recorded = self._conclusions.get(context.agent_id)
-        if recorded:
-            event = recorded.popleft()
+        event = self._conclusions.get(self._replaying.get(context.agent_id, ""))
+        if event is not None:
             return Reflection(summary=event.summary, reflection=event.reflection)
         return Reflection(summary=f"{decided.decision}: {decided.reason}", reflection=decided.reason)

@@ -32,8 +32,9 @@ CATCH_UP_S = 0.05  # reading time per tick while a long log is caught up on: the
 # At most this share of the loop's time goes to redrawing: the wait after a redraw grows with what it cost (up to
 # REDRAW_WAIT_MAX_S), so a campaign whose events pour in, with a 64-agent table to redraw, is slowed by its screen
 # by a few percent at most, while a quiet one still redraws several times a second.
-REDRAW_SHARE = 0.05
-REDRAW_WAIT_MAX_S = 2.0
+REDRAW_SHARE = 0.04
+REDRAW_WAIT_MAX_S = 2.5
+FEED_ROWS = 500  # decisions the feed table holds while following the newest
 MAIN_ONLY = ("open", "open_best", "toggle_follow")  # actions that make sense on the main screen only
 
 
@@ -79,7 +80,8 @@ class CampaignApp(App[None]):
         self._next_redraw = 0.0  # monotonic time before which no redraw starts
         self._redraws = 0
         self._drawn: dict[str, object] = {}  # what each widget last showed, so an unchanged one is not touched
-        self._feed_rows = 0
+        self._feed_rows = 0  # feed entries drawn so far
+        self._feed_first = 0  # the first one the feed table still holds
         # the main screen's widgets, held so a redraw reaches them while the detail screen is on top
         self.budget_bar = Static(id="budget")
         self.agents_table = self._table("agents", "agents")
@@ -168,7 +170,7 @@ class CampaignApp(App[None]):
     def _reset_widgets(self) -> None:
         for table in (self.agents_table, self.leaderboard_table, self.feed_table):
             table.clear()
-        self._feed_rows = 0
+        self._feed_rows = self._feed_first = 0
         self._drawn.clear()
         self._dirty = True
         if self.detail is not None:
@@ -270,7 +272,13 @@ class CampaignApp(App[None]):
     def _draw_feed(self) -> None:
         table = self.feed_table
         feed = self.view.feed
-        for index in range(self._feed_rows, len(feed)):
+        start = self._feed_rows
+        if self.follow and len(feed) - self._feed_first > FEED_ROWS:
+            # Keep the newest rows only (all decisions are in the log and `arcengine report`): a table's new row
+            # costs a measure of every cell, and a fast campaign brings thousands between two redraws.
+            start = self._feed_first = len(feed) - FEED_ROWS
+            table.clear()
+        for index in range(start, len(feed)):
             entry = feed[index]
             position = "seed" if entry.position == 0 else f"#{entry.position}" if entry.position > 0 else "?"
             best = Text(render.speedup(entry.speedup), justify="right",
@@ -290,7 +298,12 @@ class CampaignApp(App[None]):
         self._feed_rows = len(feed)
         if grew and self.follow:
             self._jump_to_newest()
-        table.border_subtitle = "following newest" if self.follow else "paused (f: follow newest)"
+        self._feed_subtitle()
+
+    def _feed_subtitle(self) -> None:
+        shown = f"newest {self.feed_table.row_count} of {self._feed_rows} · " if self._feed_first else ""
+        following = "following newest" if self.follow else "paused (f: follow newest)"
+        self.feed_table.border_subtitle = shown + following
 
     def _jump_to_newest(self) -> None:
         table = self.feed_table
@@ -306,7 +319,7 @@ class CampaignApp(App[None]):
         if (table.id == "feed" and self.follow and event.cursor_row == table.cursor_row
                 and event.cursor_row != table.row_count - 1):
             self.follow = False
-            table.border_subtitle = "paused (f: follow newest)"
+            self._feed_subtitle()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         candidate_id = self._candidate_at(event.data_table, event.row_key.value)
@@ -364,7 +377,7 @@ class CampaignApp(App[None]):
         self.follow = not self.follow
         if self.follow:
             self._jump_to_newest()
-        self.feed_table.border_subtitle = "following newest" if self.follow else "paused (f: follow newest)"
+        self._feed_subtitle()
 
 
 class PushToView:

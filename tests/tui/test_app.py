@@ -34,7 +34,7 @@ def decided_index(events: list[Event], candidate_id: str) -> int:
 
 
 async def until(pilot: Pilot[None], condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    """Let the app's timer run until ``condition`` holds (redraws are spaced by their cost, up to 2 s apart on
+    """Let the app's timer run until ``condition`` holds (redraws are spaced by their cost, up to 2.5 s apart on
     a slow machine; the timeout only keeps a broken app from hanging the suite)."""
     waited = 0.0
     while not condition():
@@ -191,6 +191,21 @@ async def test_events_pushed_by_the_campaigns_process() -> None:
         await until(pilot, lambda: app.feed_table.row_count == 6)
         assert app.view.budget.proposed == 5
         assert app.follower is None
+
+
+async def test_the_feed_keeps_the_newest_decisions_while_following(monkeypatch: pytest.MonkeyPatch,
+                                                                    events: list[Event]) -> None:
+    monkeypatch.setattr("arcengine.tui.app.FEED_ROWS", 4)
+    app = CampaignApp(None, refresh_s=REFRESH_S)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_events(events)
+        await until(pilot, lambda: app.feed_table.row_count == 4)  # 6 decisions, the seed's included
+        assert [cell(app.feed_table, r, 4) for r in range(4)] == ["c0002", "c0003", "c0004", "c0005"]
+        assert app.feed_table.cursor_row == 3
+        assert app.feed_table.border_subtitle.startswith("newest 4 of 6")
+        await pilot.press("up", "enter")  # a kept row still opens its candidate
+        await until(pilot, lambda: app.detail is not None)
+        assert app.detail is not None and app.detail.candidate_id == "c0004"
 
 
 async def test_a_replaced_log_resets_the_view(tmp_path: Path, events: list[Event]) -> None:
