@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,3 +81,37 @@ def test_cli_exit_status_tells_reproduced_from_diverged(recorded: Path, tmp_path
     alter_first_keep(recorded)
     differs = replay()
     assert differs.returncode == 1 and json.loads(differs.stdout)["divergence"]
+
+
+async def test_reflections_follow_their_candidate_when_memory_dropped_one() -> None:
+    """Memory may drop a conclusion at once (a win weaker than all it keeps), leaving no event: the replayed
+    reflections must still go to the candidates they were about, not shift by one."""
+    from types import SimpleNamespace
+
+    from arcengine.events import CampaignStarted, CandidateDecided, CandidateProposed, MemoryRecorded
+    from arcengine.providers.replay import ReplayProvider
+    from arcengine.recording import Recording, Step
+
+    def step(n: int) -> Step:
+        proposed = CandidateProposed(candidate_id=f"c{n}", agent_id="a1", position=n, parent_id=None,
+                                     strategy="s", rationale="r", source=f"SPEED = {n}\n")
+        return Step(proposed, CandidateDecided(candidate_id=f"c{n}", agent_id="a1", decision="KEEP", reason="",
+                                               correct=True))
+
+    def conclusion(n: int) -> MemoryRecorded:
+        return MemoryRecorded(entry_id=f"m{n}", kind="win", kernel_type="k", owner=None, agent_id="a1",
+                              candidate_id=f"c{n}", strategy="s", speedup=float(n), context="", summary=f"on c{n}",
+                              reflection="")
+
+    started = CampaignStarted(campaign_id="x", problem="p", problem_dir="/p", kernel_type="k", config={},
+                              device="cpu")
+    recording = Recording(started, [], steps={"a1": [step(1), step(2), step(3)]},
+                          conclusions={"a1": [conclusion(1), conclusion(3)]})  # c2's was dropped
+    provider = ReplayProvider("run", recording=recording)
+    context: Any = SimpleNamespace(agent_id="a1")
+    summaries = []
+    for n in (1, 2, 3):
+        proposal = await provider.propose(context)
+        summaries.append((await provider.reflect(context, proposal, recording.steps["a1"][n - 1].decided)).summary)
+    assert summaries[0] == "on c1" and summaries[2] == "on c3"
+    assert summaries[1] not in ("on c1", "on c3")  # c2 gets a reflection of its own, not c3's
