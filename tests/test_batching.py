@@ -30,41 +30,37 @@ async def test_a_lone_item_is_committed_at_once_and_the_caller_waits_for_it() ->
     assert commit.batches == [["a"]]
 
 
-async def test_what_queues_up_during_a_commit_goes_together_in_hand_over_order() -> None:
-    commit = Slow()
+async def hand_over_during_a_commit(commit: Slow, later: str) -> dict[str, str]:
+    """Hand over "a", then each of ``later`` while a's batch is being committed: how each one ended."""
     group = GroupCommit(commit)
-    returned: list[str] = []
-
-    async def hand_over(item: str) -> None:
-        await group([item])
-        returned.append(item)
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(hand_over, "a")
-        await commit.started.wait()
-        for item in "bcde":
-            tasks.start_soon(hand_over, item)
-    assert commit.batches == [["a"], ["b", "c", "d", "e"]]  # b..e arrived while a was being committed
-    assert sorted(returned) == list("abcde")
-
-
-async def test_a_failed_batch_fails_every_caller_in_it() -> None:
-    commit = Slow(fail_on="c")
-    group = GroupCommit(commit)
-    failures: list[str] = []
+    ended: dict[str, str] = {}
 
     async def hand_over(item: str) -> None:
         try:
             await group([item])
+            ended[item] = "committed"
         except OSError:
-            failures.append(item)
+            ended[item] = "failed"
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(hand_over, "a")
         await commit.started.wait()
-        for item in "bc":
+        for item in later:
             tasks.start_soon(hand_over, item)
-    assert sorted(failures) == ["b", "c"] and commit.batches == [["a"]]
+    return ended
+
+
+async def test_what_queues_up_during_a_commit_goes_together_in_hand_over_order() -> None:
+    commit = Slow()
+    ended = await hand_over_during_a_commit(commit, "bcde")
+    assert commit.batches == [["a"], ["b", "c", "d", "e"]]  # b..e arrived while a was being committed
+    assert ended == dict.fromkeys("abcde", "committed")
+
+
+async def test_a_failed_batch_fails_every_caller_in_it() -> None:
+    commit = Slow(fail_on="c")
+    ended = await hand_over_during_a_commit(commit, "bc")
+    assert ended == {"a": "committed", "b": "failed", "c": "failed"} and commit.batches == [["a"]]
 
 
 async def test_a_cancelled_leader_still_commits_the_batch_others_joined() -> None:
