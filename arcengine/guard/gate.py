@@ -52,7 +52,10 @@ class GateResult:
 
 def _module_forbidden(name: str) -> bool:
     # Anything named arcengine*: the guard's own modules, and those the child registers for the reference.
-    return name.startswith("arcengine") or any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES)
+    # Otherwise the name or a package above it is forbidden ("a.b.c": "a", "a.b", "a.b.c").
+    parts = name.split(".")
+    return name.startswith("arcengine") or any(".".join(parts[:n]) in FORBIDDEN_MODULES
+                                               for n in range(1, len(parts) + 1))
 
 
 def _forbidden_dotted(dotted: str) -> bool:
