@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 from measure import environment
+from pairs import incumbents
 
 from arcengine.eventlog import read_events
 from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed, DeviceProfiled
@@ -39,13 +40,7 @@ def judged_pairs(events: list[Any]) -> dict[str, dict[str, Any]]:
     """Each agent candidate's decision, keyed by what was compared: its source and its incumbent's (the agent's
     best when it was proposed). Runs diverge, so only a pair met in both runs is the same question asked twice."""
     sources = {e.candidate_id: e.source for e in events if isinstance(e, CandidateProposed)}
-    best: dict[str, str] = {}  # agent -> its best candidate so far
-    incumbent: dict[str, str] = {}
-    for event in events:
-        if isinstance(event, CandidateProposed) and event.agent_id != SEED_AGENT:
-            incumbent[event.candidate_id] = best.get(event.agent_id, "c0000")
-        elif isinstance(event, CandidateDecided) and event.decision == "KEEP" and event.agent_id != SEED_AGENT:
-            best[event.agent_id] = event.candidate_id
+    incumbent = incumbents(events)
     pairs = {}
     for e in events:
         if isinstance(e, CandidateDecided) and e.candidate_id in incumbent and e.decision != "REJECT":
