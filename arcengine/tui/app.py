@@ -185,7 +185,9 @@ class CampaignApp(App[None]):
         self._next_redraw = started + self.refresh_s
         self._redraws += 1
         view = self.view
-        self.sub_title = render.subtitle(view)
+        # Each screen's own subtitle, not the app's: every Header watches the app's, and one on a detail screen
+        # being popped (a replaced log) would be asked to redraw after its parts were gone.
+        self.screen_stack[0].sub_title = render.subtitle(view)
         budget = render.budget_line(view)
         if self.read_error:
             budget.append(f"  {self.read_error}", style="bold red")
@@ -202,6 +204,7 @@ class CampaignApp(App[None]):
             self.trajectory_label.update(render.trajectory_label(view))
             self.trajectory.data = list(view.best_curve)
         if self.detail is not None and self.detail.view is view:
+            self.detail.sub_title = self.screen_stack[0].sub_title
             self.detail.refresh_view()
         self.call_after_refresh(self._space_redraws, started)
 
@@ -352,7 +355,9 @@ class CampaignApp(App[None]):
             return False
         if self.detail is not None:
             self.pop_screen()
-        self.push_screen(CandidateScreen(self.view, candidate_id))
+        screen = CandidateScreen(self.view, candidate_id)
+        screen.sub_title = self.screen_stack[0].sub_title
+        self.push_screen(screen)
         return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

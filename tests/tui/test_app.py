@@ -63,7 +63,7 @@ async def test_attaches_to_a_run_folder_being_written(tmp_path: Path, events: li
         await until(pilot, lambda: app.feed_table.row_count == 1)
         assert app.agents_table.row_count == 0
         assert "candidates 0/6" in text_of(app.budget_bar)
-        assert app.sub_title.startswith("scale-test · scale")
+        assert str(app.screen.sub_title).startswith("scale-test · scale")
 
         # the agents start and a1's first candidate is proposed: at the guard
         at_guard = index_of(events, lambda e: isinstance(e, CandidateProposed) and e.candidate_id == "c0001")
