@@ -340,14 +340,17 @@ class Campaign:
 
     async def _restart_agents(self, history: History) -> bool:
         """The agents of a resumed campaign, as the log left them; what was in flight is judged first."""
+        incumbents_written: anyio.Event | None = None
         for agent_id, past in history.agents.items():
             agent = Agent(agent_id, self.skills[past.strategy], self.provider, self.run_dir / "agents" / agent_id,
                           past.state)
             agent.interrupted = past.interrupted
             agent.write_files(self.files)
             # Its incumbent is timed from its file: a crash may have come before the file was written.
-            await self.files.write(self.candidate_path(past.state.best_id), past.state.best_source)
+            incumbents_written = self.files.put(self.candidate_path(past.state.best_id), past.state.best_source)
             self.agents.append(agent)
+        if incumbents_written is not None:
+            await incumbents_written.wait()  # queued with no wait between them: one batch holds them all
         seed_source = self.problem.seed_path.read_text(encoding="utf-8")
         strategies = self._strategies(seed_source)
         for number in range(len(self.agents) + 1, self.config.agents + 1):  # the crash came before they started

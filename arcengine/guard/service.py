@@ -205,12 +205,12 @@ class Guard:
 
     async def _announce(self, job: Job, decided: CandidateDecided) -> None:
         try:
-            published = await self.bus.publish(decided)
+            published = await self._publish(decided)
         except BaseException as error:
             _fail(job, error)
             raise
         if not job.future.done():
-            job.future.set_result(published)  # type: ignore[arg-type]
+            job.future.set_result(published)
 
     def child_spec(self, candidate_path: Path, incumbent_path: Path | None, order: int) -> dict[str, Any]:
         """What a child needs to judge one candidate (the launcher adds where to write the result)."""
