@@ -64,14 +64,15 @@ def rel_se(samples: Sequence[float]) -> float:
     return _SE_FACTOR * statistics.stdev(samples) / math.sqrt(len(samples)) / median
 
 
-def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig) -> bool:
-    """Enough reps and a small error, or the rep cap, or the time budget; never below min_reps."""
+def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig, wanted_reps: int = 0) -> bool:
+    """Enough reps (at least `wanted_reps`) and a small error, or the rep cap, or the time budget; never below
+    min_reps."""
     reps = len(samples)
     if reps < config.min_reps:
         return False
     if reps >= config.max_reps or elapsed_s >= config.max_seconds_per_workload:
         return True
-    return rel_se(samples) < config.target_rel_se
+    return reps >= wanted_reps and rel_se(samples) < config.target_rel_se
 
 
 # ---------------------------------------------------------------- timers
@@ -79,7 +80,7 @@ def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig
 
 class Timed(NamedTuple):
     us: float  # the call's own time (on CUDA: in its stream)
-    tail_us: float  # on CUDA: from the call's stream end until the whole device was idle and the host saw it
+    tail_us: float  # on CUDA: from the host seeing the call's stream end until the whole device was idle
     out: object
 
 
@@ -143,16 +144,18 @@ class CudaTimer:
     - the host's launch latency: after the flush the GPU busy-waits, so the call is already enqueued when the
       start event fires. The wait follows the host: twice the slowest of the last calls' enqueue times (from
       HEAD_START_US up to MAX_HEAD_START_US), so a slow host never reads as a slow kernel;
-    - the host's sync latency: the end event is recorded after ``torch.cuda.synchronize()``, so the tail from
-      the call's stream end to the end event holds any work the call left on other streams plus the host's
-      jitter. The tail is returned apart; `Interleaved.charge_side_streams` charges it only to a function whose
-      tails are longer than the others' in the same rounds (same host, same jitter).
+    - the host's sync latency: once the host has seen the call's stream finish it records a `seen` event, then
+      synchronises the whole device and records the end event. The tail from `seen` to the end holds any work
+      the call left on other streams plus the host's sync jitter (the wake-up before `seen` is nobody's, so it
+      is left out). The tail is returned apart; `Interleaved.charge_side_streams` charges it only to a function
+      whose tails are longer than the others' in the same rounds (same host, same jitter).
     """
 
     def __init__(self, device: torch.device, flusher: L2Flusher | None = None) -> None:
         self._flusher = flusher if flusher is not None else L2Flusher(device)
         self._start = torch.cuda.Event(enable_timing=True)
         self._stream_end = torch.cuda.Event(enable_timing=True)
+        self._seen = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
         self._reset_persisting_l2 = _persisting_l2_reset()
         self.cycles_per_us = 2000.0  # a guess until measured, on clocks that have ramped up
@@ -197,12 +200,13 @@ class CudaTimer:
         # fast-launching call's tail look longer than a slow-launching one's).
         while not self._stream_end.query():
             pass
+        self._seen.record()
         torch.cuda.synchronize()  # device-wide: kernels the call put on other streams end before the end event
         self._end.record()
         self._end.synchronize()
         self._adapt(enqueue_us)
         return Timed(self._start.elapsed_time(self._stream_end) * 1e3,
-                     self._stream_end.elapsed_time(self._end) * 1e3, out)
+                     self._seen.elapsed_time(self._end) * 1e3, out)
 
     def _adapt(self, enqueue_us: float) -> None:
         if enqueue_us > self.head_start_us:
@@ -245,6 +249,8 @@ class CallError(Exception):
 
 
 SIDE_STREAM_SLACK_US = 3.0  # tails this much longer than the shortest role's are work left on other streams
+SIDE_STREAM_ROUNDS = 0.8  # ... if they are longer in this share of the rounds: host jitter is not that steady
+SIDE_STREAM_MIN_ROUNDS = 20  # rounds before tails that differ are judged: over fewer, chance could decide
 
 
 @dataclass
@@ -258,18 +264,35 @@ class Interleaved:
         """Add to each call of a role the tail beyond the baseline, if that role's tails are longer.
 
         Every role's tail holds the host's sync jitter; only work left on other streams makes one role's
-        tails longer than the others' in the same interleaved rounds. The baseline is the shortest median
-        tail: the reference's, unless another role is shorter still."""
-        medians = {role: statistics.median(t) for role, t in self.tails.items() if t}
+        tails longer than the others' round after round. The baseline is the role with the shortest median
+        tail: the reference, unless another role is shorter still. A role is charged when its median tail
+        exceeds the baseline's by the slack and its tail exceeds the baseline role's in the same round by the
+        slack in most rounds: a median alone, over the few rounds a steady kernel needs, can land on either
+        mode of a two-mode host jitter."""
+        medians = self._median_tails()
         if not medians:
             return
-        baseline = min(medians.values())
+        baseline_role = min(medians, key=medians.__getitem__)
+        baseline = medians[baseline_role]
         for role, median in medians.items():
             excess = median - baseline
-            if excess > SIDE_STREAM_SLACK_US:
+            if excess > SIDE_STREAM_SLACK_US and self._longer_most_rounds(role, baseline_role):
                 self.side_stream_us[role] = excess
                 self.samples[role] = [us + max(0.0, tail - baseline)
                                       for us, tail in zip(self.samples[role], self.tails[role], strict=True)]
+
+    def _median_tails(self) -> dict[str, float]:
+        return {role: statistics.median(t) for role, t in self.tails.items() if t}
+
+    def wanted_rounds(self) -> int:
+        """SIDE_STREAM_MIN_ROUNDS while some role's median tail stands out, else none beyond the config's."""
+        medians = self._median_tails().values()
+        return SIDE_STREAM_MIN_ROUNDS if medians and max(medians) - min(medians) > SIDE_STREAM_SLACK_US else 0
+
+    def _longer_most_rounds(self, role: str, baseline_role: str) -> bool:
+        pairs = list(zip(self.tails[role], self.tails[baseline_role], strict=False))
+        longer = sum(tail > base + SIDE_STREAM_SLACK_US for tail, base in pairs)
+        return longer >= SIDE_STREAM_ROUNDS * len(pairs)
 
     @property
     def rounds(self) -> int:
@@ -320,7 +343,7 @@ def time_interleaved(
     gc.disable()  # a collection inside a timed call would be charged to whoever was running
     try:
         start = perf_counter()
-        while not should_stop(result.samples[audit_role], perf_counter() - start, config):
+        while not should_stop(result.samples[audit_role], perf_counter() - start, config, result.wanted_rounds()):
             calls = _round(fns, rng.sample(roles, len(roles)), prepare, calls, timer, result)
             if result.audit_failure is not None:
                 break
