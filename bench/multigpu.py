@@ -46,8 +46,14 @@ def judged_pairs(events: list[Any]) -> dict[str, dict[str, Any]]:
         if isinstance(e, CandidateDecided) and e.candidate_id in incumbent and e.decision != "REJECT":
             key = hashlib.sha256((sources[e.candidate_id] + "\0" + sources[incumbent[e.candidate_id]]).encode())
             pairs[key.hexdigest()] = {"candidate": e.candidate_id, "decision": e.decision, "gpu": e.gpu,
-                                      "vs_incumbent": e.vs_incumbent}
+                                      "vs_incumbent": e.vs_incumbent, "interval": e.vs_incumbent_interval}
     return pairs
+
+
+def overlap(first: list[float] | None, second: list[float] | None) -> bool | None:
+    if not first or not second:
+        return None
+    return first[0] <= second[1] and second[0] <= first[1]
 
 
 def analyse(run_dir: Path) -> dict[str, Any]:
@@ -87,6 +93,8 @@ def main() -> None:
     common = sorted(runs[1]["pairs"].keys() & runs[2]["pairs"].keys())
     both = [{"1_gpu": runs[1]["pairs"][k], "2_gpus": runs[2]["pairs"][k]} for k in common]
     same = sum(pair["1_gpu"]["decision"] == pair["2_gpus"]["decision"] for pair in both)
+    for pair in both:
+        pair["intervals_overlap"] = overlap(pair["1_gpu"]["interval"], pair["2_gpus"]["interval"])
     for run in runs.values():
         run.pop("pairs")
     result = {
@@ -98,6 +106,11 @@ def main() -> None:
             "candidates_per_minute_2_gpus": runs[2]["candidates_per_minute"],
             "pairs_in_both_runs": len(common),
             "same_decision_in_both_runs": same,
+            # a different decision from intervals that overlap is one measurement near a threshold; from
+            # disjoint intervals, the two runs measured different things
+            "different_decisions_with_disjoint_intervals": sum(
+                not pair["intervals_overlap"] for pair in both
+                if pair["1_gpu"]["decision"] != pair["2_gpus"]["decision"]),
         },
         "pairs_in_both_runs": both,  # the same candidate against the same incumbent, judged in each run
         "runs": {f"{gpus}_gpu": run for gpus, run in runs.items()},

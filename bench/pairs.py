@@ -52,9 +52,12 @@ def summary(incumbent: str, recorded: CandidateDecided, decided: list[CandidateD
         "recorded": {"decision": recorded.decision, "vs_incumbent": recorded.vs_incumbent},
         "decisions": [d.decision for d in decided],
         "vs_incumbent": [d.vs_incumbent for d in decided],
+        "intervals": [d.vs_incumbent_interval for d in decided],
         "workloads": {
             str(w.axes): {"candidate_us": spread([d.workloads[i].time_us or 0.0 for d in decided]),
-                          "incumbent_us": spread([d.workloads[i].incumbent_time_us or 0.0 for d in decided])}
+                          "incumbent_us": spread([d.workloads[i].incumbent_time_us or 0.0 for d in decided]),
+                          "reps": [d.workloads[i].reps for d in decided],
+                          "harness": [d.workloads[i].harness for d in decided]}
             for i, w in enumerate(decided[0].workloads) if not w.held_out and w.time_us},
     }
 
