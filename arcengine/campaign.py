@@ -206,7 +206,8 @@ class Campaign:
         self.guard = self.guard_factory(self) if self.guard_factory else Guard(
             self.problem, self.bus, Thresholds(self.config.margin, self.config.near_band),
             seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
-            cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib)
+            cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib,
+            pipeline=self.config.pipeline)
         try:
             async with anyio.create_task_group() as writer_task:
                 writer_task.start_soon(self.store.run)

@@ -92,6 +92,8 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--target", type=float, help="Stop once the best reaches this speedup over the reference.")
 @click.option("--plateau", type=int, help="Stop when every agent has gone this many candidates without a KEEP [12].")
 @click.option("--seeds", type=int, help="Correctness seeds per workload [5].")
+@click.option("--pipeline/--no-pipeline", default=None,
+              help="On a GPU, prepare the next candidate (import, compile) while one is timed [on].")
 @child_memory_option
 @click.option("--tui", is_flag=True, help="Watch the campaign in the terminal UI (q quits and stops it).")
 @json_option
@@ -101,7 +103,7 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         memory: str | None, leaderboard: bool | None, memory_cap: str | None, device: str | None,
         gpus: str | None, out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
-        child_memory: float | None, tui: bool, json_output: bool) -> None:
+        pipeline: bool | None, child_memory: float | None, tui: bool, json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
     given = {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
@@ -109,6 +111,7 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         "provider_concurrency": provider_concurrency, "memory": memory, "leaderboard": leaderboard,
         "memory_cap": memory_cap, "device": device, "gpus": gpus, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
+        "pipeline": pipeline,
     }
     if resume is not None:
         extra = [name for name, value in {**given, "config": config_file}.items() if value is not None]

@@ -13,6 +13,7 @@ the engine (or its secrets) is loaded next to candidate code.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -31,7 +32,7 @@ from typing import NoReturn
 
 import torch
 
-from arcengine.guard import ceilings, correctness, distributions, timing
+from arcengine.guard import ceilings, correctness, distributions, precompile, timing
 from arcengine.guard.correctness import Comparison, Tolerance, describe_exception
 from arcengine.guard.timing import CallError, TimingConfig
 
@@ -40,6 +41,9 @@ MODULE_NAMES = {
     "candidate": "arcengine_guard_candidate",
     "incumbent": "arcengine_guard_incumbent",
 }
+# Where a child's time goes: loading, waiting for its compiler and for its turn on the device (gated children),
+# compiling at first calls, checking, timing.
+PHASES = ("load", "precompile", "wait", "compile", "correctness", "timing")
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
 SEAL_AUDIT_SHARE = 0.25  # of the timed candidate calls, those after which the harness seal is checked
 
@@ -83,6 +87,7 @@ class Spec:
     rng_seed: int = 0
     distributions: tuple[str, ...] = ("normal",)
     deterministic: bool = True  # two runs on the same inputs must agree bit for bit
+    gate: str | None = None  # with one: prepare, then use the device only once the engine opens it
 
 
 def parse_spec(raw: Mapping[str, object]) -> Spec:
@@ -123,6 +128,7 @@ def _parse(raw: Mapping[str, object]) -> Spec:
         rng_seed=int(raw.get("rng_seed", _stable_seed(workloads, seeds))),  # type: ignore[arg-type]
         distributions=tuple(str(d) for d in raw.get("distributions") or ("normal",)),  # type: ignore[attr-defined]
         deterministic=bool(raw.get("deterministic", True)),
+        gate=str(raw["gate"]) if raw.get("gate") else None,
     )
 
 
@@ -226,15 +232,50 @@ class Evaluation:
 
     def run(self) -> dict[str, object]:
         started = perf_counter()
+        # Forked before this process touches CUDA: a fork of a CUDA process cannot use the device.
+        compiler = precompile.Compiler(self._precompile) if self.spec.gate else None
         try:
             self._load_harness()
         except HarnessError as exc:
             return self._harness_failed(str(exc), started)
         except Exception as exc:
             return self._harness_failed(f"harness failed to start: {describe_exception(exc)}", started)
-        if self._load_candidate(started):
-            self._judge()
+        loaded = self._load_candidate(started)
+        if compiler is not None:
+            self.seconds["precompile"] = compiler.wait()
+        if not loaded:
+            return self.result()
+        self._wait_for_turn()
+        smoke_started = perf_counter()
+        try:
+            self._smoke_test_reference()
+        except HarnessError as exc:
+            return self._harness_failed(str(exc), started)
+        self.seconds["load"] += perf_counter() - smoke_started
+        self._judge()
         return self.result()
+
+    def _wait_for_turn(self) -> None:
+        """A gated child uses the device only once the engine opens its gate (see arcengine.guard.turns)."""
+        if self.spec.gate is None:
+            return
+        waited = perf_counter()
+        with open(self.spec.gate, "rb", buffering=0) as gate:
+            gate.read(1)
+        self.seconds["wait"] = perf_counter() - waited
+
+    def _precompile(self) -> None:
+        """In the compiler fork: every role's kernels compiled for every workload's shapes, nothing run."""
+        self.device = torch.device("meta")  # modules built for the device (KernelBench's ModelNew) stay shapes
+        self.reference = load_module(self.spec.reference, MODULE_NAMES["reference"])
+        paths = {"candidate": self.spec.candidate, "incumbent": self.spec.incumbent}
+        runs = [self._entry(load_module(path, MODULE_NAMES[role]), role) for role, path in paths.items() if path]
+        for workload in self.spec.workloads:
+            inputs = self._make_inputs(workload, self.spec.seeds[0])
+            with precompile.compile_only():
+                for run in runs:
+                    with contextlib.suppress(Exception):  # stopped where real values were needed
+                        run(*inputs)
 
     def _judge(self) -> None:
         try:
@@ -263,7 +304,6 @@ class Evaluation:
         for name in ("make_inputs", "run"):
             if not callable(getattr(self.reference, name, None)):
                 raise HarnessError(f"reference has no callable {name}")
-        self._smoke_test_reference()
         self._load_incumbent()
 
     def _smoke_test_reference(self) -> None:
@@ -499,7 +539,8 @@ class Evaluation:
 
     def _make_inputs(self, workload: Workload, seed: int, distribution: str = "normal") -> tuple[object, ...]:
         assert self.reference is not None
-        generator = torch.Generator(device=self.device).manual_seed(seed)
+        on = self.device if self.device.type != "meta" else "cpu"  # meta tensors draw from a CPU generator
+        generator = torch.Generator(device=on).manual_seed(seed)
         return distributions.make_inputs(self.reference.make_inputs, dict(workload.axes), generator, self.device,
                                          distribution)
 
@@ -533,7 +574,7 @@ class Evaluation:
             "workloads": [asdict(record) for record in self.records],
             "incumbent_failure": self.incumbent_failure,
             "device": self.device_info,
-            "seconds": {key: self.seconds.get(key, 0.0) for key in ("load", "compile", "correctness", "timing")},
+            "seconds": {key: self.seconds.get(key, 0.0) for key in PHASES},
         }
 
 

@@ -38,6 +38,7 @@ import structlog
 from anyio.abc import Process, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from arcengine.guard.turns import DeviceTurns, Gate
 from arcengine.redact import SECRET_NAME
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
@@ -134,18 +135,27 @@ class _Files:
     result: Path
     stderr: Path
     token: str  # known to the harness, not to candidate code: a result without it was forged
+    gate: Gate | None = None  # the child prepares, then waits here for its turn on the device
 
 
 @contextlib.contextmanager
-def _child_files(spec: dict[str, Any]) -> Iterator[_Files]:
-    """A private directory with the spec (its ``result`` path filled in) and an empty working directory."""
+def _child_files(spec: dict[str, Any], gated: bool = False) -> Iterator[_Files]:
+    """A private directory with the spec (its ``result`` path filled in, and its gate's if ``gated``) and an
+    empty working directory."""
     with tempfile.TemporaryDirectory(prefix="arcengine-guard-") as tmp:
         root = Path(tmp)
         token = secrets.token_hex(16)
-        files = _Files(root, root / "work", root / "spec.json", root / "result.json", root / "stderr.txt", token)
+        gate = Gate(root / "gate") if gated else None
+        files = _Files(root, root / "work", root / "spec.json", root / "result.json", root / "stderr.txt", token,
+                       gate)
         files.workdir.mkdir()
-        files.spec.write_text(json.dumps({**spec, "result": str(files.result), "token": token}))
-        yield files
+        extra = {"gate": str(gate.path)} if gate else {}
+        files.spec.write_text(json.dumps({**spec, **extra, "result": str(files.result), "token": token}))
+        try:
+            yield files
+        finally:
+            if gate is not None:
+                gate.close()
 
 
 def _outcome(files: _Files, returncode: int | None, timed_out: bool, seconds: float, note: str = "") -> ChildOutcome:
@@ -208,13 +218,31 @@ async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
         await anyio.sleep(MEMORY_POLL_S)
 
 
-async def _wait_watched(wait: Callable[[], Awaitable[object]], watch: Callable[[], Awaitable[None]] | None) -> None:
-    """Await ``wait()`` with ``watch()`` (if any) running beside it until then."""
+async def _supervise(ended: Callable[[], Awaitable[object]], watch: Callable[[], Awaitable[None]] | None,
+                     timeout_s: float, gate: Gate | None, turns: DeviceTurns | None) -> bool:
+    """Await ``ended()`` with ``watch()`` (if any) running beside it; True if the time limit ran out first.
+
+    A gated child first prepares and waits for its turn on the device; the limit runs from its turn, so a
+    child is never cut short for the time another one held the device."""
     async with anyio.create_task_group() as watchers:
         if watch is not None:
             watchers.start_soon(watch)
-        await wait()
-        watchers.cancel_scope.cancel()
+        try:
+            if gate is None or turns is None:
+                return await _within(timeout_s, ended)
+            async with turns.turn(ended) as taken:
+                if not taken:  # it ended while preparing
+                    return False
+                gate.open()
+                return await _within(timeout_s, ended)
+        finally:
+            watchers.cancel_scope.cancel()
+
+
+async def _within(timeout_s: float, ended: Callable[[], Awaitable[object]]) -> bool:
+    with anyio.move_on_after(timeout_s) as scope:
+        await ended()
+    return scope.cancelled_caught
 
 
 def _limits(timeout_s: float) -> dict[str, int]:
@@ -246,9 +274,9 @@ async def run_child(
         return await _run_cold(files, env, timeout_s, memory_limit)
 
 
-async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float, memory_limit: int | None) -> ChildOutcome:
+async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float, memory_limit: int | None,
+                    turns: DeviceTurns | None = None) -> ChildOutcome:
     started = time.monotonic()
-    timed_out = False
     breaches: list[str] = []
     with files.stderr.open("wb") as stderr:
         process = await anyio.open_process(
@@ -258,11 +286,9 @@ async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float, memory
         )
         try:
             _limit_resources(process.pid, timeout_s)
-            with anyio.move_on_after(timeout_s) as scope:
-                watch = (functools.partial(_enforce_memory, process.pid, memory_limit, breaches)
-                         if memory_limit is not None else None)
-                await _wait_watched(process.wait, watch)
-            timed_out = scope.cancelled_caught
+            watch = (functools.partial(_enforce_memory, process.pid, memory_limit, breaches)
+                     if memory_limit is not None else None)
+            timed_out = await _supervise(process.wait, watch, timeout_s, files.gate, turns)
         finally:
             _kill_group(process.pid)  # also reaps helpers the candidate left behind
             with anyio.CancelScope(shield=True):
@@ -440,7 +466,7 @@ class _Zygote:
     # ------------------------------------------------------------ one child
 
     async def run(self, files: _Files, env: dict[str, str], timeout_s: float,
-                  memory_limit: int | None) -> ChildOutcome | None:
+                  memory_limit: int | None, turns: DeviceTurns | None = None) -> ChildOutcome | None:
         """The child's outcome, or None when no child was started (the caller spawns it cold)."""
         if self.dead:
             return None
@@ -454,11 +480,9 @@ class _Zygote:
         try:
             if not await self._send(message):
                 request.abandon(self.reason or "the zygote is gone")
-            with anyio.move_on_after(timeout_s) as scope:
-                watch = (functools.partial(_watch_request_memory, request, memory_limit, breaches)
-                         if memory_limit is not None else None)
-                await _wait_watched(request.done.wait, watch)
-            timed_out = scope.cancelled_caught
+            watch = (functools.partial(_watch_request_memory, request, memory_limit, breaches)
+                     if memory_limit is not None else None)
+            timed_out = await _supervise(request.done.wait, watch, timeout_s, files.gate, turns)
         finally:
             with anyio.CancelScope(shield=True):
                 await self._finish(request)
@@ -574,14 +598,16 @@ class ChildLauncher:
         device: str,
         timeout_s: float,
         env_extra: dict[str, str] | None = None,
+        turns: DeviceTurns | None = None,
     ) -> ChildOutcome:
-        """What ``run_child`` returns, for a child forked by the zygote (or spawned cold when it cannot)."""
-        with _child_files(spec) as files:
+        """What ``run_child`` returns, for a child forked by the zygote (or spawned cold when it cannot). With
+        ``turns``, the child prepares at once and uses the device only in its turn (see arcengine.guard.turns)."""
+        with _child_files(spec, gated=turns is not None) as files:
             env = scrubbed_environment(device, files.workdir, env_extra)
             zygote = await self._serving()
             reason = zygote.compatible(env) if zygote is not None else None
             if zygote is not None and reason is None:
-                outcome = await zygote.run(files, env, timeout_s, self.memory_limit)
+                outcome = await zygote.run(files, env, timeout_s, self.memory_limit, turns)
                 if outcome is not None:
                     self.launches["zygote"] += 1
                     return outcome
@@ -589,7 +615,7 @@ class ChildLauncher:
             if reason is not None:
                 log.info("guard.cold_spawn", reason=reason)
             self.launches["cold"] += 1
-            return await _run_cold(files, env, timeout_s, self.memory_limit)
+            return await _run_cold(files, env, timeout_s, self.memory_limit, turns)
 
     async def _serving(self) -> _Zygote | None:
         """The live zygote, started or restarted as needed; None when children must be spawned cold."""

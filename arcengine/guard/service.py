@@ -21,12 +21,14 @@ from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, default_memory_limit, run_child
+from arcengine.guard.turns import DeviceTurns
 from arcengine.problem import Problem, Workload
 from arcengine.redact import redact_secrets
 
 log = structlog.get_logger()
 
 PROFILE_TIMEOUT_S = 180.0
+PIPELINE_LANES = 2  # children in flight per GPU: one on the device, the next preparing
 
 # Timing settings the child receives, per device kind.
 TIMING = {
@@ -84,12 +86,13 @@ class Slot:
 class Worker:
     slot: Slot
     launcher: ChildLauncher
+    turns: DeviceTurns | None = None  # pipelined: children prepare at once and use the device in turns
 
 
 class Guard:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
                  timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None,
-                 memory_limit_gib: float | None = None) -> None:
+                 memory_limit_gib: float | None = None, pipeline: bool = True) -> None:
         self.problem = problem
         # A child whose resident memory passes this is killed (and fails with that reason).
         self.memory_limit = int(memory_limit_gib * 2**30) if memory_limit_gib else default_memory_limit()
@@ -98,6 +101,7 @@ class Guard:
         self.seeds = seeds
         self.timeout_s = timeout_s
         self.rng_seed = rng_seed
+        self.pipeline = pipeline
         # Compiled kernels are shared between children, so the incumbent is not recompiled for every candidate.
         self._env = {"TRITON_CACHE_DIR": str(cache_dir)} if cache_dir else {}
         self.device = "cpu"
@@ -181,8 +185,14 @@ class Guard:
         return ChildLauncher(self.device, memory_limit=self.memory_limit)
 
     async def _work_on(self, slot: Slot) -> None:
+        # Pipelined on a GPU: one lane's child is checked and timed while the other's prepares. Not on the CPU,
+        # where a child preparing would take the cores the timed one measures on.
+        lanes = PIPELINE_LANES if self.pipeline and self.device == "cuda" else 1
         async with self.launcher() as launcher:
-            await self._drain(Worker(slot, launcher))
+            worker = Worker(slot, launcher, DeviceTurns() if lanes > 1 else None)
+            async with anyio.create_task_group() as group:
+                for _ in range(lanes):
+                    group.start_soon(self._drain, worker)
 
     async def _drain(self, worker: Worker) -> None:
         # A decision is published while the worker already judges the next candidate: the device never waits
@@ -233,7 +243,7 @@ class Guard:
         spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1])
         spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
         outcome = await worker.launcher.run(spec, device=self.device, timeout_s=self.timeout_s,
-                                            env_extra={**self._env, **worker.slot.env})
+                                            env_extra={**self._env, **worker.slot.env}, turns=worker.turns)
         failure = outcome.failure()
         result = outcome.result or {}
         if failure is None and not result.get("ok", False):

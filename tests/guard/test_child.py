@@ -352,7 +352,6 @@ def test_parse_spec_and_helpers() -> None:
 
 
 def test_correct_candidate_passes_with_paired_times(tmp_path: Path) -> None:
-    started = time.monotonic()
     result = _evaluate(tmp_path, "def run(x):\n    return x + x\n", incumbent="def run(x):\n    return x * 2.0\n")
     assert result["ok"] and result["correct"], result["failure"]
     assert result["stage"] == "done" and result["failure"] is None
@@ -364,8 +363,7 @@ def test_correct_candidate_passes_with_paired_times(tmp_path: Path) -> None:
         assert len(workload["paired_ratios"]) == workload["reps"]
     assert result["workloads"][1]["held_out"] is True
     assert result["device"]["kind"] == "cpu" and result["device"]["torch"] == torch.__version__
-    assert set(result["seconds"]) == {"load", "compile", "correctness", "timing"}
-    assert time.monotonic() - started < 30
+    assert set(result["seconds"]) == {"load", "precompile", "wait", "compile", "correctness", "timing"}
 
 
 def test_triton_candidate_passes_in_interpreter(tmp_path: Path) -> None:

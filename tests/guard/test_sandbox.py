@@ -6,9 +6,11 @@ import socket
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from arcengine.guard.sandbox import ChildLauncher, network_isolation, scrubbed_environment
+from arcengine.guard.turns import DeviceTurns
 from tests.conftest import SCALE, scale_source
 
 
@@ -93,3 +95,67 @@ async def test_a_child_past_its_memory_limit_is_killed_with_that_reason(tmp_path
     assert outcome.result is None
     assert "host memory limit exceeded" in (outcome.failure() or ""), outcome.failure()
     assert launcher.launches == {"zygote" if zygote else "cold": 1}
+
+
+def _logging_candidate(tmp_path: Path, name: str, other: str, log: Path) -> Path:
+    """A scale candidate that logs its import and its calls (with their device: the compiler's are on meta),
+    and whose first real call waits until ``other`` has been imported."""
+    path = tmp_path / f"{name}.py"
+    body = (f"if x.device.type != 'meta':\n"
+            f"    import time\n"
+            f"    deadline = time.monotonic() + 60\n"
+            f"    while '{other} import' not in open({str(log)!r}).read() and time.monotonic() < deadline:\n"
+            f"        time.sleep(0.01)\n"
+            f"    time.sleep(0.02)  # long enough for two children's calls to mix, were they not in turns\n"
+            f"open({str(log)!r}, 'a').write(f'{name} call {{x.device.type}}\\n')\n"
+            f"return x * 2 + 1")
+    path.write_text(scale_source(body, imports=f"import torch\nopen({str(log)!r}, 'a').write('{name} import\\n')"))
+    return path
+
+
+@pytest.mark.parametrize("zygote", [True, False])
+async def test_children_taking_turns_prepare_together_and_use_the_device_one_at_a_time(
+        tmp_path: Path, zygote: bool) -> None:
+    log = tmp_path / "log.txt"
+    log.touch()
+    candidates = {"a": _logging_candidate(tmp_path, "a", "b", log), "b": _logging_candidate(tmp_path, "b", "a", log)}
+    turns = DeviceTurns()
+    outcomes = {}
+
+    async def judge(name: str, launcher: ChildLauncher) -> None:
+        outcomes[name] = await launcher.run(_spec(candidates[name]), device="cpu", timeout_s=120, turns=turns)
+
+    async with ChildLauncher("cpu", use_zygote=zygote) as launcher, anyio.create_task_group() as group:
+        for name in candidates:
+            group.start_soon(judge, name, launcher)
+    assert all(outcome.result and outcome.result["correct"] for outcome in outcomes.values()), outcomes
+    lines = log.read_text().splitlines()
+    calls = [line.split()[0] for line in lines if line.endswith("call cpu")]
+    first = calls[0]
+    # Each waited in its first call for the other's import, so the other prepared while it held the device;
+    # and the device's calls were never mixed: one child's, then the other's.
+    assert calls == sorted(calls, key=lambda name: name != first) and set(calls) == {"a", "b"}
+    second = "b" if first == "a" else "a"
+    assert lines.index(f"{second} import") < len(lines) - lines[::-1].index(f"{first} call cpu") - 1
+    for outcome in outcomes.values():
+        assert outcome.result["seconds"]["wait"] >= 0 and "precompile" in outcome.result["seconds"]
+
+
+async def test_a_child_that_fails_while_preparing_needs_no_turn(tmp_path: Path) -> None:
+    candidate = tmp_path / "broken.py"
+    candidate.write_text("import torch\nraise RuntimeError('no import for you')\n")
+    turns = DeviceTurns()
+    held, release = anyio.Event(), anyio.Event()
+
+    async def hold_the_device() -> None:
+        async with turns.turn(anyio.Event().wait):
+            held.set()
+            await release.wait()
+
+    async with ChildLauncher("cpu") as launcher, anyio.create_task_group() as group:
+        group.start_soon(hold_the_device)
+        await held.wait()  # busy for as long as the child takes
+        outcome = await launcher.run(_spec(candidate), device="cpu", timeout_s=120, turns=turns)
+        release.set()
+    assert outcome.result is not None and "no import for you" in outcome.result["failure"]
+    assert "wait" not in outcome.result["seconds"] or outcome.result["seconds"]["wait"] == 0.0

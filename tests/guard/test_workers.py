@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from arcengine.guard.decision import Thresholds
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
 from arcengine.guard.sandbox import ChildOutcome
 from arcengine.guard.service import Guard, GuardError, Slot
+from arcengine.guard.turns import DeviceTurns
 from arcengine.problem import load_problem
 
 FAKE_PROFILE = {"device": {"name": "Fake GPU", "kind": "cuda"}, "flops_per_s": 1e14, "bandwidth_bytes_per_s": 1e12}
@@ -53,10 +56,12 @@ def _guard(slots: list[Slot], device: str = "cuda") -> Guard:
 
 
 class FakeDevices:
-    """Launchers whose children start at once and end when the test says, recording where each ran."""
+    """Launchers whose children prepare at once, then (in their turn, when pipelined) start on the device and
+    end when the test says, recording where each ran."""
 
     def __init__(self) -> None:
-        self.started: list[tuple[str, str]] = []  # (CUDA_VISIBLE_DEVICES, candidate file stem)
+        self.prepared: list[str] = []  # candidate file stems, as their children were launched
+        self.started: list[tuple[str, str]] = []  # (CUDA_VISIBLE_DEVICES, stem), as they took the device
         self.running: dict[str, anyio.Event] = {}
         self.changed = anyio.Event()
 
@@ -70,14 +75,22 @@ class FakeDevices:
         return None
 
     async def run(self, spec: dict[str, Any], *, device: str, timeout_s: float,
-                  env_extra: dict[str, str] | None = None) -> ChildOutcome:
+                  env_extra: dict[str, str] | None = None, turns: DeviceTurns | None = None) -> ChildOutcome:
         stem = Path(spec["candidate"]).stem
-        self.started.append(((env_extra or {})["CUDA_VISIBLE_DEVICES"], stem))
-        self.running[stem] = done = anyio.Event()
+        self.prepared.append(stem)
         self.changed.set()
-        await done.wait()
-        del self.running[stem]
+        async with turns.turn(anyio.Event().wait) if turns else contextlib.nullcontext():
+            self.started.append(((env_extra or {})["CUDA_VISIBLE_DEVICES"], stem))
+            self.running[stem] = done = anyio.Event()
+            self.changed.set()
+            await done.wait()
+            del self.running[stem]
         return ChildOutcome(result=None, returncode=1, timed_out=False, seconds=1.0, stderr_tail="")
+
+    async def wait_prepared(self, count: int) -> None:
+        while len(self.prepared) < count:
+            self.changed = anyio.Event()
+            await self.changed.wait()
 
     async def wait_started(self, count: int) -> None:
         while len(self.started) < count:
@@ -194,3 +207,52 @@ async def test_a_worker_starts_a_candidate_only_once_its_file_is_written(tmp_pat
             await anyio.sleep(0.01)
         group.cancel_scope.cancel()
     assert decided[0].candidate_id == "c1" and decided[0].gpu == 0
+
+
+async def test_pipelined_the_next_child_prepares_while_one_holds_the_gpu(tmp_path: Path) -> None:
+    guard = _guard([Slot(0, FAKE_PROFILE)])
+    devices = FakeDevices()
+    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    decided: list[str] = []
+
+    async def submit(stem: str) -> None:
+        event = await guard.submit(candidate_id=stem, agent_id=f"agent-{stem}", source="def run(x):\n    return x\n",
+                                   candidate_path=tmp_path / f"{stem}.py", incumbent_path=tmp_path / "inc.py")
+        decided.append(event.candidate_id)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(guard.work)
+        for stem in ("c1", "c2", "c3"):
+            group.start_soon(submit, stem)
+        await devices.wait_prepared(2)
+        await anyio.wait_all_tasks_blocked()
+        assert devices.prepared == ["c1", "c2"]  # two in flight: one on the GPU, one preparing
+        assert [stem for _, stem in devices.started] == ["c1"] and list(devices.running) == ["c1"]
+        devices.finish("c1")
+        await devices.wait_prepared(3)
+        await anyio.wait_all_tasks_blocked()
+        assert [stem for _, stem in devices.started] == ["c1", "c2"]  # the prepared one took the GPU at once
+        assert list(devices.running) == ["c2"]  # and only it: never two children on one GPU
+        devices.finish("c2")
+        await devices.wait_started(3)
+        devices.finish("c3")
+        while len(decided) < 3:
+            await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+
+
+async def test_without_the_pipeline_one_child_at_a_time(tmp_path: Path) -> None:
+    guard = _guard([Slot(0, FAKE_PROFILE)])
+    guard.pipeline = False
+    devices = FakeDevices()
+    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    async with anyio.create_task_group() as group:
+        group.start_soon(guard.work)
+        for stem in ("c1", "c2"):
+            group.start_soon(functools.partial(
+                guard.submit, candidate_id=stem, agent_id=stem, source="def run(x):\n    return x\n",
+                candidate_path=tmp_path / f"{stem}.py", incumbent_path=tmp_path / "inc.py"))
+        await devices.wait_prepared(1)
+        await anyio.wait_all_tasks_blocked()
+        assert devices.prepared == ["c1"]
+        group.cancel_scope.cancel()
