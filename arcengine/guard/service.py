@@ -258,12 +258,14 @@ class Guard:
         # Candidate, incumbent and reference are timed in the same child, so every ratio is measured on one
         # GPU; the confirmation of a KEEP runs on the same GPU too.
         verdict, outcome = await self._run_once(job, worker, attempt=0)
-        seconds = outcome.seconds
+        seconds, spent = outcome.seconds, phases(outcome.seconds, outcome.result or {})
         confirmed = None
         if verdict.decision == "KEEP" and job.incumbent_path is not None:
             # A KEEP must survive a second, fresh child: one process's luck is not a result.
             second, again = await self._run_once(job, worker, attempt=1)
             seconds += again.seconds
+            more = phases(again.seconds, again.result or {})
+            spent = {key: spent.get(key, 0.0) + more.get(key, 0.0) for key in spent.keys() | more.keys()}
             confirmed = second.decision == "KEEP"
             if not confirmed:
                 verdict = replace(second, reason=f"KEEP not confirmed by a fresh child ({verdict.reason}); "
@@ -271,8 +273,8 @@ class Guard:
         log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2),
                  gpu=worker.slot.gpu)
         result = outcome.result or {}
-        return decision(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}),
-                        phases(outcome.seconds, result), confirmed, job.warnings, worker.slot.gpu)
+        return decision(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}), spent,
+                        confirmed, job.warnings, worker.slot.gpu)
 
     async def refuse(self, *, candidate_id: str, agent_id: str, reason: str) -> CandidateDecided:
         """A position that brought no candidate (the provider's reply had no usable code): a REJECT."""
@@ -307,6 +309,7 @@ def decision(candidate_id: str, agent_id: str, verdict: Verdict, seconds: float 
     )
 
 def phases(total: float, result: dict[str, Any]) -> dict[str, float]:
-    """Where a child's wall time went: its own phases, and the rest (process start, imports, exit)."""
+    """Where a child's wall time went: its own phases, and the rest (process start, imports, exit). A KEEP's
+    record sums those of both its children."""
     inside = {k: float(v) for k, v in (result.get("seconds") or {}).items() if isinstance(v, int | float)}
     return {**inside, "process": max(0.0, total - sum(inside.values()))}

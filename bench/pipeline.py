@@ -1,0 +1,100 @@
+"""The guard's pipeline on a GPU: the same campaign with --no-pipeline (one child at a time: start, import,
+compile, check, time) and with it (the next child starts, imports and compiles while one is checked and timed).
+
+Per shipped problem and mode: the GPU's busy fraction (the seconds children spent checking and timing, over the
+wall time from the seed's decision to the last decision, while agents kept candidates waiting) and the
+candidates judged per GPU-minute. With two GPUs visible the two modes run side by side, one on each.
+
+    python bench/pipeline.py OUT_DIR [--problems NAME ...] [--agents 4] [--budget 10]
+
+Writes OUT_DIR/pipeline-h200.json (headline: gpu_busy_fraction and candidates_per_gpu_minute per problem) and
+keeps every run folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import torch
+from measure import environment
+
+from arcengine.eventlog import read_events
+from arcengine.events import SEED_AGENT, CandidateDecided
+from arcengine.problem import shipped_problem_names
+
+MODES = {"before": ["--no-pipeline"], "after": ["--pipeline"]}
+BUSY_PHASES = ("correctness", "timing")  # the child's kernels checked and timed: the GPU's useful work
+
+
+def campaign(problem: str, mode: str, gpu: int | None, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    command = ["run", problem, "--agents", str(args.agents), "--budget", str(args.budget), "--device", "cuda",
+               "--plateau", "1000", "--out", str(out / f"runs-{mode}"), "--json", *MODES[mode]]
+    env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": str(gpu)} if gpu is not None else {})}
+    done = subprocess.run([sys.executable, "-m", "arcengine.cli", *command], capture_output=True, text=True,
+                          env=env, check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1], "command": " ".join(command)}
+    run_dir = Path(json.loads(done.stdout)["run_dir"])
+    return {"command": "arcengine " + " ".join(command), "gpu": gpu, **analyse(run_dir)}
+
+
+def analyse(run_dir: Path) -> dict[str, Any]:
+    decided = [e for e in read_events(run_dir / "events.jsonl") if isinstance(e, CandidateDecided)]
+    seed = next(e for e in decided if e.agent_id == SEED_AGENT)
+    judged = [e for e in decided if e.agent_id != SEED_AGENT and e.decision != "REJECT"]
+    wall_s = max(e.ts for e in judged) - seed.ts
+    busy_s = sum(e.guard_phases.get(phase, 0.0) for e in judged for phase in BUSY_PHASES)
+    phase_names = sorted({name for e in judged for name in e.guard_phases})
+    return {
+        "run_dir": str(run_dir),
+        "judged": len(judged),
+        "decisions": {d: sum(e.decision == d for e in judged) for d in ("KEEP", "ACCEPT", "REVERT")},
+        "wall_s": wall_s,
+        "busy_s": busy_s,
+        "gpu_busy_fraction": busy_s / wall_s,
+        "candidates_per_gpu_minute": len(judged) / (wall_s / 60),
+        "mean_phase_s": {name: sum(e.guard_phases.get(name, 0.0) for e in judged) / len(judged)
+                         for name in phase_names},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--problems", nargs="*", default=None)
+    parser.add_argument("--agents", type=int, default=4)
+    parser.add_argument("--budget", type=int, default=10)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    side_by_side = torch.cuda.device_count() >= 2
+    result: dict[str, Any] = {**environment(torch.device("cuda")),
+                              "command": "python bench/pipeline.py OUT " + " ".join(sys.argv[2:]),
+                              "side_by_side": side_by_side, "problems": {}}
+    for problem in args.problems or shipped_problem_names():
+        gpus = dict(zip(MODES, (0, 1), strict=True)) if side_by_side else dict.fromkeys(MODES)
+        with ThreadPoolExecutor(len(MODES) if side_by_side else 1) as pool:
+            runs = {mode: pool.submit(campaign, problem, mode, gpus[mode], args.out, args) for mode in MODES}
+            result["problems"][problem] = {mode: run.result() for mode, run in runs.items()}
+        measured = {mode: run for mode, run in result["problems"][problem].items() if "error" not in run}
+        result["headline"] = {
+            "gpu_busy_fraction": {name: runs["after"].get("gpu_busy_fraction")
+                                  for name, runs in result["problems"].items()},
+            "candidates_per_gpu_minute": {
+                name: {mode: run.get("candidates_per_gpu_minute") for mode, run in runs.items()}
+                for name, runs in result["problems"].items()},
+        }
+        (args.out / "pipeline-h200.json").write_text(json.dumps(result, indent=1))
+        print(problem, {mode: (round(run["gpu_busy_fraction"], 3), round(run["candidates_per_gpu_minute"], 1))
+                        for mode, run in measured.items()},
+              {mode: run["error"] for mode, run in result["problems"][problem].items() if "error" in run}, flush=True)
+
+
+if __name__ == "__main__":
+    main()
