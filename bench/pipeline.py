@@ -7,8 +7,8 @@ candidates judged per GPU-minute. With two GPUs visible the two modes run side b
 
     python bench/pipeline.py OUT_DIR [--problems NAME ...] [--agents 4] [--budget 10]
 
-Writes OUT_DIR/pipeline-h200.json (headline: gpu_busy_fraction and candidates_per_gpu_minute per problem) and
-keeps every run folder.
+Writes OUT_DIR/pipeline-h200.json (headline: gpu_busy_fraction and candidates_per_gpu_minute per problem) after
+each problem, and keeps every run folder; a rerun on the same OUT_DIR measures only the problems not in it.
 """
 
 from __future__ import annotations
@@ -77,7 +77,12 @@ def main() -> None:
     result: dict[str, Any] = {**environment(torch.device("cuda")),
                               "command": "python bench/pipeline.py OUT " + " ".join(sys.argv[2:]),
                               "side_by_side": side_by_side, "problems": {}}
+    saved = args.out / "pipeline-h200.json"
+    if saved.is_file():  # a rerun keeps the problems measured before and measures the others
+        result["problems"] = json.loads(saved.read_text())["problems"]
     for problem in args.problems or shipped_problem_names():
+        if problem in result["problems"]:
+            continue
         gpus = dict(zip(MODES, (0, 1), strict=True)) if side_by_side else dict.fromkeys(MODES)
         with ThreadPoolExecutor(len(MODES) if side_by_side else 1) as pool:
             runs = {mode: pool.submit(campaign, problem, mode, gpus[mode], args.out, args) for mode in MODES}
@@ -90,7 +95,7 @@ def main() -> None:
                 name: {mode: run.get("candidates_per_gpu_minute") for mode, run in runs.items()}
                 for name, runs in result["problems"].items()},
         }
-        (args.out / "pipeline-h200.json").write_text(json.dumps(result, indent=1))
+        saved.write_text(json.dumps(result, indent=1))
         print(problem, {mode: (round(run["gpu_busy_fraction"], 3), round(run["candidates_per_gpu_minute"], 1))
                         for mode, run in measured.items()},
               {mode: run["error"] for mode, run in result["problems"][problem].items() if "error" in run}, flush=True)
