@@ -1,7 +1,7 @@
 """The same campaign on 1 GPU and on 2: candidates judged per minute, and whether the same candidate against the
 same incumbent, met in both runs, got the same decision. Run on a machine with two GPUs, from the repository root:
 
-    python bench/multigpu.py OUT_DIR [--problem rmsnorm] [--agents 4] [--budget 40]
+    python bench/multigpu.py OUT_DIR [--problem rmsnorm] [--agents 4] [--budget 40] [--no-pipeline]
 
 Writes OUT_DIR/multigpu-h200x2.json (headline: throughput_ratio_2_vs_1) and keeps both run folders.
 """
@@ -28,7 +28,7 @@ from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, Cand
 def campaign(out: Path, gpus: int, args: argparse.Namespace) -> tuple[list[str], dict[str, Any]]:
     command = ["arcengine", "run", args.problem, "--agents", str(args.agents), "--budget", str(args.budget),
                "--device", "cuda", "--gpus", str(gpus), "--plateau", "1000", "--out", str(out / f"runs-{gpus}gpu"),
-               "--json"]
+               "--json", "--no-pipeline" if args.no_pipeline else "--pipeline"]
     done = subprocess.run([sys.executable, "-m", "arcengine.cli", *command[1:]], capture_output=True, text=True,
                           check=False)
     if done.returncode != 0:
@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--problem", default="rmsnorm")
     parser.add_argument("--agents", type=int, default=4)
     parser.add_argument("--budget", type=int, default=40)
+    parser.add_argument("--no-pipeline", action="store_true", help="judge one child at a time on each GPU")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     runs = {}

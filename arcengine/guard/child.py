@@ -224,6 +224,7 @@ class Evaluation:
         self.thread_count_before = 0
         self.records: list[WorkloadRecord] = []
         self.seconds: dict[str, float] = {}
+        self.compiler: dict[str, float] = {}  # a gated child's compiler: seconds per step, and its exit
         self.stage = "load"
         self.ok = True
         self.correct = False
@@ -242,9 +243,11 @@ class Evaluation:
             return self._harness_failed(f"harness failed to start: {describe_exception(exc)}", started)
         loaded = self._load_candidate(started)
         if compiler is not None:
-            self.seconds["precompile"] = compiler.wait()
+            self.seconds["precompile"], self.compiler = compiler.wait()
         if not loaded:
             return self.result()
+        if compiler is not None:  # its exit overlaps the wait for the turn, and is over before the device is used
+            self.compiler["exit"] = compiler.reap()
         self._wait_for_turn()
         smoke_started = perf_counter()
         try:
@@ -264,18 +267,26 @@ class Evaluation:
             gate.read(1)
         self.seconds["wait"] = perf_counter() - waited
 
-    def _precompile(self) -> None:
-        """In the compiler fork: every role's kernels compiled for every workload's shapes, nothing run."""
+    def _precompile(self) -> dict[str, float]:
+        """In the compiler fork: every role's kernels compiled for every workload's shapes, nothing run. Returns
+        the seconds each step took."""
+        steps = {"device": perf_counter()}
+        if self.spec.device == "cuda":
+            torch.cuda.init()
         self.device = torch.device("meta")  # modules built for the device (KernelBench's ModelNew) stay shapes
+        steps["import"] = perf_counter()
         self.reference = load_module(self.spec.reference, MODULE_NAMES["reference"])
         paths = {"candidate": self.spec.candidate, "incumbent": self.spec.incumbent}
         runs = [self._entry(load_module(path, MODULE_NAMES[role]), role) for role, path in paths.items() if path]
+        steps["compile"] = perf_counter()
         for workload in self.spec.workloads:
             inputs = self._make_inputs(workload, self.spec.seeds[0])
             with precompile.compile_only():
                 for run in runs:
                     with contextlib.suppress(Exception):  # stopped where real values were needed
                         run(*inputs)
+        ends = [*list(steps.values())[1:], perf_counter()]
+        return {step: end - start for (step, start), end in zip(steps.items(), ends, strict=True)}
 
     def _judge(self) -> None:
         try:
@@ -575,6 +586,7 @@ class Evaluation:
             "incumbent_failure": self.incumbent_failure,
             "device": self.device_info,
             "seconds": {key: self.seconds.get(key, 0.0) for key in PHASES},
+            "compiler": self.compiler,
         }
 
 

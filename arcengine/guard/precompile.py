@@ -14,6 +14,7 @@ Imports are limited to the standard library, torch and triton, as for the child.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -51,28 +52,43 @@ def compile_only() -> Iterator[None]:
 
 
 class Compiler:
-    """The forked compiler, seen from the child."""
+    """The forked compiler, seen from the child. ``compile_all`` returns where its time went (seconds by step);
+    the compiler sends that back as it finishes, before its exit: a process's CUDA teardown can take a while,
+    and the child has no need to wait for it."""
 
-    def __init__(self, compile_all: Callable[[], None]) -> None:
+    def __init__(self, compile_all: Callable[[], dict[str, float]]) -> None:
         self.started = time.monotonic()
+        report_r, report_w = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # the compiler: never returns into the child's code
             try:
-                compile_all()
+                os.close(report_r)
+                os.write(report_w, json.dumps(compile_all()).encode())
             finally:
                 os._exit(0)
+        os.close(report_w)
+        self._report = report_r
 
-    def wait(self, limit_s: float = COMPILE_LIMIT_S) -> float:
-        """Wait for the compiler to finish (killing it once ``limit_s`` have passed since it started); the
-        seconds waited."""
+    def wait(self, limit_s: float = COMPILE_LIMIT_S) -> tuple[float, dict[str, float]]:
+        """Wait for the compiler's report (killing it once ``limit_s`` have passed since it started); the
+        seconds waited and the report ({} if it died or was killed)."""
         waited = time.monotonic()
         remaining = max(0.0, limit_s - (waited - self.started))
-        pidfd = os.pidfd_open(self.pid)  # readable once the compiler has exited
+        report: dict[str, float] = {}
         try:
-            if not select.select([pidfd], [], [], remaining)[0]:
+            if select.select([self._report], [], [], remaining)[0]:
+                with contextlib.suppress(ValueError):  # empty: it died before reporting
+                    report = json.loads(os.read(self._report, 1 << 16) or b"{}")
+            else:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(self.pid, signal.SIGKILL)
         finally:
-            os.close(pidfd)
-        os.waitpid(self.pid, 0)
+            os.close(self._report)
+        return time.monotonic() - waited, report
+
+    def reap(self) -> float:
+        """Wait for the compiler's exit; the seconds waited."""
+        waited = time.monotonic()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
         return time.monotonic() - waited
