@@ -279,14 +279,15 @@ class Evaluation:
         paths = {"candidate": self.spec.candidate, "incumbent": self.spec.incumbent}
         runs = [self._entry(load_module(path, MODULE_NAMES[role]), role) for role, path in paths.items() if path]
         steps["compile"] = perf_counter()
+        launches: dict[str, float] = {}
         for workload in self.spec.workloads:
             inputs = self._make_inputs(workload, self.spec.seeds[0])
-            with precompile.compile_only():
+            with precompile.compile_only(launches):
                 for run in runs:
                     with contextlib.suppress(Exception):  # stopped where real values were needed
                         run(*inputs)
         ends = [*list(steps.values())[1:], perf_counter()]
-        return {step: end - start for (step, start), end in zip(steps.items(), ends, strict=True)}
+        return {**{step: end - start for (step, start), end in zip(steps.items(), ends, strict=True)}, **launches}
 
     def _judge(self) -> None:
         try:

@@ -26,9 +26,10 @@ COMPILE_LIMIT_S = 120.0  # the child stops waiting for its compiler after this a
 
 
 @contextlib.contextmanager
-def compile_only() -> Iterator[None]:
+def compile_only(counts: dict[str, float] | None = None) -> Iterator[None]:
     """Triton launches compile and return without running: a plain kernel for its arguments, an autotuned one
-    for every config it would try (without timing any, so no choice is made)."""
+    for every config it would try (without timing any, so no choice is made). ``counts`` gets the launches
+    and the seconds they took."""
     try:
         from triton.runtime.autotuner import Autotuner
         from triton.runtime.jit import JITFunction
@@ -36,9 +37,15 @@ def compile_only() -> Iterator[None]:
         yield
         return
     launch, tune = JITFunction.run, Autotuner.run
+    counts = counts if counts is not None else {}
 
     def compile_kernel(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        return launch(self, *args, grid=grid, warmup=True, **kwargs)
+        started = time.monotonic()
+        try:
+            return launch(self, *args, grid=grid, warmup=True, **kwargs)
+        finally:
+            counts["launches"] = counts.get("launches", 0) + 1
+            counts["launch_s"] = counts.get("launch_s", 0.0) + time.monotonic() - started
 
     def compile_configs(self: Any, *args: Any, **kwargs: Any) -> Any:
         kwargs.pop("warmup", None)  # Autotuner.warmup passes its own

@@ -279,6 +279,14 @@ def warm_up() -> tuple[list[str], dict[str, str]]:
             triton_key()
         except Exception as exc:
             failed["triton_key"] = f"{type(exc).__name__}: {exc}"
+    # A process's first operator on torch's meta device loads its shape functions (seconds); a gated child's
+    # compiler runs candidates on meta inputs (arcengine.guard.precompile), so load them here, once.
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            torch.empty(1, device="meta") * 2
+        except Exception as exc:
+            failed["meta"] = f"{type(exc).__name__}: {exc}"
     # The imported modules' objects go to the permanent generation: a child's collections then neither skip
     # nor touch them, so they stay shared with the zygote instead of being copied page by page.
     gc.collect()
