@@ -28,6 +28,7 @@ from arcengine.events import (
     Usage,
 )
 from arcengine.guard.decision import Thresholds
+from arcengine.guard.sandbox import ChildLauncher
 from arcengine.guard.service import Guard, Job, Slot, Worker
 from arcengine.problem import Problem
 from arcengine.providers.base import AgentContext, Proposal, Reflection
@@ -94,6 +95,9 @@ class StubGuard(Guard):
 
     async def _file_written(self, job: Job) -> None:
         """No child loads the file (the speed comes with the submission), so the guard does not wait for the disk."""
+
+    def launcher(self) -> ChildLauncher:
+        return ChildLauncher(use_zygote=False)  # never asked for a child: no warm parent to start
 
     def _speed(self, path: Path) -> float:
         if path not in self._speeds:  # judged before a crash: read it back

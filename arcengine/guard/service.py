@@ -92,7 +92,7 @@ class Worker:
 class Guard:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
                  timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None,
-                 memory_limit_gib: float | None = None, pipeline: bool = True) -> None:
+                 memory_limit_gib: float | None = None, pipeline: bool = False) -> None:
         self.problem = problem
         # A child whose resident memory passes this is killed (and fails with that reason).
         self.memory_limit = int(memory_limit_gib * 2**30) if memory_limit_gib else default_memory_limit()
@@ -189,6 +189,9 @@ class Guard:
         # where a child preparing would take the cores the timed one measures on.
         lanes = PIPELINE_LANES if self.pipeline and self.device == "cuda" else 1
         async with self.launcher() as launcher:
+            # Every worker's warm parent starts now, side by side: started with a GPU's first candidate, it would
+            # keep that GPU idle for the seconds its imports take while candidates wait.
+            await launcher.start()
             worker = Worker(slot, launcher, DeviceTurns() if lanes > 1 else None)
             async with anyio.create_task_group() as group:
                 for _ in range(lanes):

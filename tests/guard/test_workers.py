@@ -74,6 +74,9 @@ class FakeDevices:
     async def __aexit__(self, *exc: object) -> None:
         return None
 
+    async def start(self) -> bool:
+        return True
+
     async def run(self, spec: dict[str, Any], *, device: str, timeout_s: float,
                   env_extra: dict[str, str] | None = None, turns: DeviceTurns | None = None) -> ChildOutcome:
         stem = Path(spec["candidate"]).stem
@@ -211,6 +214,7 @@ async def test_a_worker_starts_a_candidate_only_once_its_file_is_written(tmp_pat
 
 async def test_pipelined_the_next_child_prepares_while_one_holds_the_gpu(tmp_path: Path) -> None:
     guard = _guard([Slot(0, FAKE_PROFILE)])
+    guard.pipeline = True
     devices = FakeDevices()
     guard.launcher = devices.launcher  # type: ignore[method-assign]
     decided: list[str] = []
@@ -242,8 +246,7 @@ async def test_pipelined_the_next_child_prepares_while_one_holds_the_gpu(tmp_pat
 
 
 async def test_without_the_pipeline_one_child_at_a_time(tmp_path: Path) -> None:
-    guard = _guard([Slot(0, FAKE_PROFILE)])
-    guard.pipeline = False
+    guard = _guard([Slot(0, FAKE_PROFILE)])  # the default
     devices = FakeDevices()
     guard.launcher = devices.launcher  # type: ignore[method-assign]
     async with anyio.create_task_group() as group:
