@@ -11,6 +11,7 @@ import urllib.request
 from collections.abc import Iterator
 
 import anthropic
+import anyio
 import openai
 import pytest
 
@@ -29,6 +30,28 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
 def fake_openai() -> Iterator[FakeOpenAI]:
     with FakeOpenAI() as server:
         yield server
+
+
+class RecordedSleeps:
+    """anyio as an SDK's client module sees it, with its retry waits recorded rather than waited out."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(anyio, name)
+
+    async def sleep(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+        await anyio.sleep(0)
+
+
+@pytest.fixture
+def sdk_sleeps(monkeypatch: pytest.MonkeyPatch) -> RecordedSleeps:
+    recorded = RecordedSleeps()
+    for client_module in (anthropic._base_client, openai._base_client):
+        monkeypatch.setattr(client_module, "anyio", recorded)
+    return recorded
 
 
 def _anthropic(server: FakeAnthropic, **kwargs: object) -> anthropic.AsyncAnthropic:
@@ -87,16 +110,15 @@ async def test_anthropic_default_responder_and_custom_responder() -> None:
         assert len(server.usage_reported) == 1
 
 
-async def test_anthropic_429_retry_after_is_honoured(fake_anthropic: FakeAnthropic) -> None:
+async def test_anthropic_429_retry_after_is_honoured(fake_anthropic: FakeAnthropic,
+                                                     sdk_sleeps: RecordedSleeps) -> None:
     fake_anthropic.script(Status(429, retry_after=0.05), Reply("after the wait"))
-    started = time.monotonic()
     async with _anthropic(fake_anthropic) as client:
         message = await _ask_anthropic(client)
-    elapsed = time.monotonic() - started
     assert message.content[0].text == "after the wait"
     assert len(fake_anthropic.requests) == 2
     assert fake_anthropic.requests[1]["headers"]["x-stainless-retry-count"] == "1"
-    assert 0.05 <= elapsed < 0.35  # the SDK's own backoff would be >= 0.375 s
+    assert sdk_sleeps.seconds == [pytest.approx(0.05)]  # the server's wait, not the SDK's own backoff (>= 0.375 s)
     assert len(fake_anthropic.usage_reported) == 1  # only the successful reply reported usage
 
 
@@ -200,16 +222,14 @@ async def test_openai_default_responder_and_custom_responder() -> None:
             assert (await _ask_openai(client)).choices[0].message.content == "GPT-TEST"
 
 
-async def test_openai_429_retry_after_is_honoured(fake_openai: FakeOpenAI) -> None:
+async def test_openai_429_retry_after_is_honoured(fake_openai: FakeOpenAI, sdk_sleeps: RecordedSleeps) -> None:
     fake_openai.script(Status(429, retry_after=0.05), Reply("after the wait"))
-    started = time.monotonic()
     async with _openai(fake_openai) as client:
         completion = await _ask_openai(client)
-    elapsed = time.monotonic() - started
     assert completion.choices[0].message.content == "after the wait"
     assert len(fake_openai.requests) == 2
     assert fake_openai.requests[1]["headers"]["x-stainless-retry-count"] == "1"
-    assert 0.05 <= elapsed < 0.35
+    assert sdk_sleeps.seconds == [pytest.approx(0.05)]
     assert len(fake_openai.usage_reported) == 1
 
 
