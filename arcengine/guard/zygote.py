@@ -280,9 +280,10 @@ def warm_up() -> tuple[list[str], dict[str, str]]:
         except Exception as exc:
             failed["triton_key"] = f"{type(exc).__name__}: {exc}"
     # A process's first operator on torch's meta device loads its shape functions (seconds); a gated child's
-    # compiler runs candidates on meta inputs (arcengine.guard.precompile), so load them here, once.
+    # compiler runs candidates on meta inputs (arcengine.guard.precompile), so load them here, once. Not for
+    # the CPU, where Triton runs in its interpreter and no child is gated.
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and os.environ.get("TRITON_INTERPRET") != "1":
         try:
             torch.empty(1, device="meta") * 2
         except Exception as exc:
