@@ -189,9 +189,10 @@ class Guard:
         # where a child preparing would take the cores the timed one measures on.
         lanes = PIPELINE_LANES if self.pipeline and self.device == "cuda" else 1
         async with self.launcher() as launcher:
-            # Every worker's warm parent starts now, side by side: started with a GPU's first candidate, it would
-            # keep that GPU idle for the seconds its imports take while candidates wait.
-            await launcher.start()
+            # With several GPUs, every worker's warm parent starts now, side by side: started with its GPU's first
+            # candidate, it would keep that GPU idle for the seconds its imports take while candidates wait.
+            if len(self.slots) > 1:
+                await launcher.start()
             worker = Worker(slot, launcher, DeviceTurns() if lanes > 1 else None)
             async with anyio.create_task_group() as group:
                 for _ in range(lanes):
