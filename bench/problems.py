@@ -3,7 +3,11 @@ the reference (default and max-autotune) and the roofline time (the problem's FL
 ceilings). Results are saved after each workload, and a rerun on the same OUT.json measures only what is
 missing, so a run cut short loses nothing.
 
-    python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune] [--compile-cap SECONDS]
+    python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune] [--compile-cap SECONDS] [--gpus N]
+
+With --gpus N, N problems are measured at once, each in a process of its own pinned to a GPU of its own and
+writing a file of its own (OUT.NAME.partial.json), merged into OUT.json as it ends; a run cut short leaves its
+partial files, and the next run merges them first.
 """
 
 from __future__ import annotations
@@ -11,10 +15,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
+import queue
 import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +124,11 @@ def main() -> None:
     parser.add_argument("--problems", nargs="*", default=None)
     parser.add_argument("--no-max-autotune", action="store_true")
     parser.add_argument("--compile-cap", type=float, default=180.0, help="seconds per torch.compile mode and shape")
+    parser.add_argument("--gpus", type=int, default=1, help="problems measured at once, one GPU each")
     args = parser.parse_args()
+    if args.gpus > 1:
+        side_by_side(args)
+        return
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     ceilings = measure_ceilings(device)
     result: dict[str, Any] = {**environment(device), "ceilings": ceilings,
@@ -137,6 +150,50 @@ def main() -> None:
 
         save(measure_problem(problem, device, ceilings, args, result["problems"].get(problem.name), save))
         print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
+
+
+def _partial(out: Path, name: str) -> Path:
+    return out.with_name(f"{out.stem}.{name}.partial.json")
+
+
+def _merge(out: Path, partial: Path, name: str) -> None:
+    """Move problem ``name`` from a partial file into ``out`` (created from the partial if missing)."""
+    if not partial.is_file():
+        return
+    measured = json.loads(partial.read_text())
+    merged = json.loads(out.read_text()) if out.is_file() else {**measured, "problems": {}}
+    if name in measured.get("problems", {}):
+        merged["problems"][name] = {**measured["problems"][name], "ceilings": measured["ceilings"]}
+    out.write_text(json.dumps(merged, indent=1))
+    partial.unlink()
+
+
+def side_by_side(args: argparse.Namespace) -> None:
+    names = args.problems or shipped_problem_names()
+    for name in names:  # what a cut-short run left
+        _merge(args.out, _partial(args.out, name), name)
+    gpus: queue.Queue[int] = queue.Queue()
+    for gpu in range(args.gpus):
+        gpus.put(gpu)
+    merging = threading.Lock()
+    flags = [*(["--no-max-autotune"] if args.no_max_autotune else []), "--compile-cap", str(args.compile_cap)]
+
+    def measure_on_a_gpu(name: str) -> None:
+        gpu, partial = gpus.get(), _partial(args.out, name)
+        try:
+            with merging:
+                if args.out.is_file():  # the problem's earlier rows, so only what is missing is measured
+                    partial.write_text(args.out.read_text())
+            env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu)}
+            subprocess.run([sys.executable, __file__, str(partial), "--problems", name, *flags], env=env,
+                           check=False)
+            with merging:
+                _merge(args.out, partial, name)
+        finally:
+            gpus.put(gpu)
+
+    with ThreadPoolExecutor(args.gpus) as pool:
+        list(pool.map(measure_on_a_gpu, names))
 
 
 if __name__ == "__main__":
