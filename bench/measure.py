@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import datetime
 import importlib.metadata
+import json
+import os
 import platform
 import random
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,6 +34,19 @@ def time_workload(problem_reference: Any, workload: Workload, fns: Mapping[str, 
     measured = timing.time_interleaved(fns, timing.cycling(pool), timing.make_timer(device), TIMING,
                                        random.Random(workload.index), audit_role=audit_role)
     return {role: measured.median_us(role) for role in fns}
+
+
+class CampaignFailed(Exception):
+    """``arcengine run`` exited non-zero; the message is its last line of stderr."""
+
+
+def run_campaign(args: list[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``arcengine run ARGS --json`` in a process of its own; its summary."""
+    done = subprocess.run([sys.executable, "-m", "arcengine.cli", "run", *args, "--json"], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, check=False)
+    if done.returncode != 0:
+        raise CampaignFailed((done.stderr.strip().splitlines() or ["no output"])[-1])
+    return json.loads(done.stdout)
 
 
 def environment(device: torch.device) -> dict[str, Any]:

@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import torch
-from measure import environment
+from measure import CampaignFailed, environment, run_campaign
 from pairs import incumbents
 
 from arcengine.eventlog import read_events
@@ -26,14 +25,13 @@ from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, Cand
 
 
 def campaign(out: Path, gpus: int, args: argparse.Namespace) -> tuple[list[str], dict[str, Any]]:
-    command = ["arcengine", "run", args.problem, "--agents", str(args.agents), "--budget", str(args.budget),
-               "--device", "cuda", "--gpus", str(gpus), "--plateau", "1000", "--out", str(out / f"runs-{gpus}gpu"),
-               "--json", "--no-pipeline" if args.no_pipeline else "--pipeline"]
-    done = subprocess.run([sys.executable, "-m", "arcengine.cli", *command[1:]], capture_output=True, text=True,
-                          check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
-    return command, json.loads(done.stdout)
+    command = [args.problem, "--agents", str(args.agents), "--budget", str(args.budget), "--device", "cuda",
+               "--gpus", str(gpus), "--plateau", "1000", "--out", str(out / f"runs-{gpus}gpu"),
+               "--no-pipeline" if args.no_pipeline else "--pipeline"]
+    try:
+        return ["arcengine", "run", *command, "--json"], run_campaign(command)
+    except CampaignFailed as error:
+        raise SystemExit(f"arcengine run {' '.join(command)} failed: {error}") from None
 
 
 def judged_pairs(events: list[Any]) -> dict[str, dict[str, Any]]:

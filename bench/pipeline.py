@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import torch
-from measure import environment
+from measure import CampaignFailed, environment, run_campaign
 
 from arcengine.eventlog import read_events
 from arcengine.events import SEED_AGENT, CandidateDecided
@@ -34,15 +32,14 @@ BUSY_PHASES = ("correctness", "timing")  # the child's kernels checked and timed
 
 
 def campaign(problem: str, mode: str, gpu: int | None, out: Path, args: argparse.Namespace) -> dict[str, Any]:
-    command = ["run", problem, "--agents", str(args.agents), "--budget", str(args.budget), "--device", "cuda",
-               "--plateau", "1000", "--out", str(out / f"runs-{mode}"), "--json", *MODES[mode]]
-    env = {**os.environ, **({"CUDA_VISIBLE_DEVICES": str(gpu)} if gpu is not None else {})}
-    done = subprocess.run([sys.executable, "-m", "arcengine.cli", *command], capture_output=True, text=True,
-                          env=env, check=False)
-    if done.returncode != 0:
-        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1], "command": " ".join(command)}
-    run_dir = Path(json.loads(done.stdout)["run_dir"])
-    return {"command": "arcengine " + " ".join(command), "gpu": gpu, **analyse(run_dir)}
+    command = [problem, "--agents", str(args.agents), "--budget", str(args.budget), "--device", "cuda",
+               "--plateau", "1000", "--out", str(out / f"runs-{mode}"), *MODES[mode]]
+    shown = "arcengine run " + " ".join(command)
+    try:
+        summary = run_campaign(command, {"CUDA_VISIBLE_DEVICES": str(gpu)} if gpu is not None else None)
+    except CampaignFailed as error:
+        return {"error": str(error), "command": shown}
+    return {"command": shown, "gpu": gpu, **analyse(Path(summary["run_dir"]))}
 
 
 def analyse(run_dir: Path) -> dict[str, Any]:
