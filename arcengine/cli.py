@@ -93,7 +93,7 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--plateau", type=int, help="Stop when every agent has gone this many candidates without a KEEP [12].")
 @click.option("--seeds", type=int, help="Correctness seeds per workload [5].")
 @click.option("--pipeline/--no-pipeline", default=None,
-              help="On a GPU, prepare the next candidate (import, compile) while one is timed [off].")
+              help="On a GPU, prepare the next candidate (import, compile) while one is timed [on].")
 @child_memory_option
 @click.option("--tui", is_flag=True, help="Watch the campaign in the terminal UI (q quits and stops it).")
 @json_option

@@ -3,12 +3,13 @@ compile, check, time) and with it (the next child starts, imports and compiles w
 
 Per shipped problem and mode: the GPU's busy fraction (the seconds children spent checking and timing, over the
 wall time from the seed's decision to the last decision, while agents kept candidates waiting) and the
-candidates judged per GPU-minute. With two GPUs visible the two modes run side by side, one on each.
+candidates judged per GPU-minute; per problem, how many candidates got the same decision in both modes. With two
+GPUs visible the two modes run side by side, one on each; on one GPU one campaign at a time.
 
-    python bench/pipeline.py OUT_DIR [--problems NAME ...] [--agents 4] [--budget 10]
+    python bench/pipeline.py OUT_DIR [--problems NAME ...] [--modes before after] [--agents 4] [--budget 10]
 
 Writes OUT_DIR/pipeline-h200.json (headline: gpu_busy_fraction and candidates_per_gpu_minute per problem) after
-each problem, and keeps every run folder; a rerun on the same OUT_DIR measures only the problems not in it.
+each run, and keeps every run folder; a rerun on the same OUT_DIR measures only the (problem, mode) runs not in it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -66,36 +67,54 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--problems", nargs="*", default=None)
+    parser.add_argument("--modes", nargs="*", choices=list(MODES), default=list(MODES))
     parser.add_argument("--agents", type=int, default=4)
     parser.add_argument("--budget", type=int, default=10)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    side_by_side = torch.cuda.device_count() >= 2
+    side_by_side = torch.cuda.device_count() >= 2 and len(args.modes) == 2
     result: dict[str, Any] = {**environment(torch.device("cuda")),
                               "command": "python bench/pipeline.py OUT " + " ".join(sys.argv[2:]),
-                              "side_by_side": side_by_side, "problems": {}}
+                              "side_by_side": side_by_side, "problems": {}, "same_decisions": {}}
     saved = args.out / "pipeline-h200.json"
-    if saved.is_file():  # a rerun keeps the problems measured before and measures the others
-        result["problems"] = json.loads(saved.read_text())["problems"]
+    if saved.is_file():  # a rerun keeps the (problem, mode) runs measured before and measures the others
+        earlier = json.loads(saved.read_text())
+        result["problems"], result["same_decisions"] = earlier["problems"], earlier.get("same_decisions", {})
     for problem in args.problems or shipped_problem_names():
-        if problem in result["problems"]:
-            continue
-        gpus = dict(zip(MODES, (0, 1), strict=True)) if side_by_side else dict.fromkeys(MODES)
-        with ThreadPoolExecutor(len(MODES) if side_by_side else 1) as pool:
-            runs = {mode: pool.submit(campaign, problem, mode, gpus[mode], args.out, args) for mode in MODES}
-            result["problems"][problem] = {mode: run.result() for mode, run in runs.items()}
-        measured = {mode: run for mode, run in result["problems"][problem].items() if "error" not in run}
-        result["headline"] = {
-            "gpu_busy_fraction": {name: runs["after"].get("gpu_busy_fraction")
-                                  for name, runs in result["problems"].items()},
-            "candidates_per_gpu_minute": {
-                name: {mode: run.get("candidates_per_gpu_minute") for mode, run in runs.items()}
-                for name, runs in result["problems"].items()},
-        }
-        saved.write_text(json.dumps(result, indent=1))
+        runs = result["problems"].setdefault(problem, {})
+        modes = [mode for mode in args.modes if mode not in runs]
+        together = side_by_side and len(modes) == 2  # on one GPU, never two campaigns at once
+        gpus = dict(zip(modes, (0, 1), strict=True)) if together else dict.fromkeys(modes)
+        with ThreadPoolExecutor(2 if together else 1) as pool:
+            futures = {pool.submit(campaign, problem, mode, gpus[mode], args.out, args): mode for mode in modes}
+            for future in as_completed(futures):  # each run saved as it ends: a cut-short call loses no other
+                runs[futures[future]] = future.result()
+                result["same_decisions"][problem] = same_decisions(runs)
+                result["headline"] = headline(result["problems"])
+                saved.write_text(json.dumps(result, indent=1))
         print(problem, {mode: (round(run["gpu_busy_fraction"], 3), round(run["candidates_per_gpu_minute"], 1))
-                        for mode, run in measured.items()},
-              {mode: run["error"] for mode, run in result["problems"][problem].items() if "error" in run}, flush=True)
+                        for mode, run in runs.items() if "error" not in run},
+              {mode: run["error"] for mode, run in runs.items() if "error" in run}, flush=True)
+
+
+def same_decisions(runs: dict[str, Any]) -> dict[str, int] | None:
+    """How many candidates (by id) got the same decision in both modes: the offline provider proposes the same
+    candidates while decisions agree, so a pipeline that disturbed the timing would show here first."""
+    if not all(mode in runs and "run_dir" in runs[mode] for mode in MODES):
+        return None
+    decided = [{e.candidate_id: e.decision for e in read_events(Path(runs[mode]["run_dir"]) / "events.jsonl")
+                if isinstance(e, CandidateDecided)} for mode in MODES]
+    met = decided[0].keys() & decided[1].keys()
+    return {"candidates": len(met), "same": sum(decided[0][c] == decided[1][c] for c in met)}
+
+
+def headline(problems: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The issue's figures: the pipelined busy fraction, and candidates per GPU-minute in both modes."""
+    return {
+        "gpu_busy_fraction": {name: runs.get("after", {}).get("gpu_busy_fraction") for name, runs in problems.items()},
+        "candidates_per_gpu_minute": {name: {mode: run.get("candidates_per_gpu_minute") for mode, run in runs.items()}
+                                      for name, runs in problems.items()},
+    }
 
 
 if __name__ == "__main__":
