@@ -170,7 +170,9 @@ class Guard:
             return await self._publish(decision(candidate_id, agent_id, rejected, warnings=job.warnings))
         self._submitted[agent_id] += 1
         await self._queue.put(job)
-        return await future
+        # The worker hands the decision over unpublished and goes on to its next job (the device never waits
+        # on the log); it is logged here, before the agent holds it, without a task of its own on the way.
+        return await self._publish(await future)
 
     async def work(self) -> None:
         """The workers: one per device (each GPU, or the CPU), all draining the one queue, until cancelled.
@@ -199,32 +201,21 @@ class Guard:
                     group.start_soon(self._drain, worker)
 
     async def _drain(self, worker: Worker) -> None:
-        # A decision is published while the worker already judges the next candidate: the device never waits
-        # on the log.
-        async with anyio.create_task_group() as announcing:
-            while True:
-                job = await self._queue.get()
-                try:
-                    await self._file_written(job)
-                    decided = await self._evaluate(job, worker)
-                except BaseException as error:
-                    _fail(job, error)
-                    raise
-                announcing.start_soon(self._announce, job, decided)
+        while True:
+            job = await self._queue.get()
+            try:
+                await self._file_written(job)
+                decided = await self._evaluate(job, worker)
+            except BaseException as error:
+                _fail(job, error)
+                raise
+            if not job.future.done():
+                job.future.set_result(decided)
 
     async def _file_written(self, job: Job) -> None:
         """A child loads the candidate from its file, so the file must be on disk first."""
         if job.written is not None:
             await job.written.wait()
-
-    async def _announce(self, job: Job, decided: CandidateDecided) -> None:
-        try:
-            published = await self._publish(decided)
-        except BaseException as error:
-            _fail(job, error)
-            raise
-        if not job.future.done():
-            job.future.set_result(published)
 
     def child_spec(self, candidate_path: Path, incumbent_path: Path | None, order: int) -> dict[str, Any]:
         """What a child needs to judge one candidate (the launcher adds where to write the result)."""
