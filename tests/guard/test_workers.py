@@ -259,3 +259,52 @@ async def test_without_the_pipeline_one_child_at_a_time(tmp_path: Path) -> None:
         await anyio.wait_all_tasks_blocked()
         assert devices.prepared == ["c1"]
         group.cancel_scope.cancel()
+
+
+class HeldLog:
+    """An event log whose writes wait until the test releases them, recording what was written."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.release = anyio.Event()
+        self.written: list[str] = []
+
+    async def append_all(self, events: list[Any]) -> None:
+        await self.release.wait()
+        self.written += [event.candidate_id for event in events]
+
+
+async def test_the_worker_goes_on_while_a_decision_is_logged_and_no_agent_holds_it_before(tmp_path: Path) -> None:
+    """The device never waits on the log, and a decision reaches its agent only once it is in the log."""
+    log = HeldLog(tmp_path / "events.jsonl")
+    guard = _guard([Slot(0, FAKE_PROFILE)])
+    guard.bus = Bus(log)  # type: ignore[arg-type]
+    devices = FakeDevices()
+    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    held: dict[str, list[str]] = {}  # by candidate: what the log held when its agent got the decision
+
+    async def submit(stem: str) -> None:
+        await guard.submit(candidate_id=stem, agent_id=f"agent-{stem}", source="def run(x):\n    return x\n",
+                           candidate_path=tmp_path / f"{stem}.py", incumbent_path=tmp_path / "inc.py")
+        held[stem] = list(log.written)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(guard.work)
+        for stem in ("c1", "c2"):
+            group.start_soon(submit, stem)
+        await devices.wait_started(1)
+        devices.finish("c1")
+        with anyio.move_on_after(10):
+            await devices.wait_started(2)
+        took_the_next_while_logging = len(devices.started) == 2
+        await anyio.wait_all_tasks_blocked()
+        held_before_the_log_was_written = dict(held)
+        log.release.set()  # before any assertion: a commit once started is shielded and would never end
+        await devices.wait_started(2)
+        devices.finish("c2")
+        while len(held) < 2:
+            await anyio.sleep(0.01)
+        group.cancel_scope.cancel()
+    assert took_the_next_while_logging
+    assert held_before_the_log_was_written == {}
+    assert "c1" in held["c1"] and "c2" in held["c2"]
