@@ -174,6 +174,12 @@ class CampaignApp(App[None]):
         self._drawn.clear()
         self._dirty = True
         if self.detail is not None:
+            # Once it is on screen: a detail opened a moment ago may still be mounting, and popping it now would
+            # remove the parts its own mounting is about to fill.
+            self.call_after_refresh(self._pop_if_shown, self.detail)
+
+    def _pop_if_shown(self, screen: CandidateScreen) -> None:
+        if self.screen_stack[-1] is screen:
             self.pop_screen()
 
     # -- drawing -----------------------------------------------------------------------------------------------

@@ -9,12 +9,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from arcengine.tui import render
 from arcengine.tui.state import CampaignView, CandidateView
 
 WORKLOAD_COLUMNS = ("#", "shape", "set", "correct", "time µs", "ref µs", "speedup", "SOL", "failure")
+
+
+class TitleBar(Static):
+    """The screen's title line. Not Textual's Header: a Header queues its first title update on the app as it
+    mounts, and when its screen is popped at once (the log was replaced just after a candidate was opened) the
+    update runs after the header's parts are gone and stops the app."""
+
+    DEFAULT_CSS = """
+    TitleBar { dock: top; width: 100%; height: 1; background: $panel; color: $foreground;
+               content-align: center middle; text-wrap: nowrap; text-overflow: ellipsis; }
+    """
 
 
 class CandidateScreen(Screen[None]):
@@ -39,9 +50,10 @@ class CandidateScreen(Screen[None]):
         self.candidate_id = candidate_id
         self.show_diff = True  # the diff is what a reviewer wants first; the seed has none and shows its source
         self._shown: tuple[str, str | None, bool] | None = None  # (candidate, decision, diff) now on screen
+        self._ready = False  # mounted: its table has its columns
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(id="detail-head")
         table: DataTable[object] = DataTable(id="workloads", classes="pane", cursor_type="row",
                                                 zebra_stripes=True)
@@ -54,14 +66,22 @@ class CandidateScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#workloads", DataTable).add_columns(*WORKLOAD_COLUMNS)
+        self._ready = True
+        self.watch_sub_title()
         self.refresh_view()
+
+    def watch_sub_title(self) -> None:
+        if self._ready:
+            self.query_one(TitleBar).update(self.app.format_title(self.app.title, self.sub_title or ""))
 
     @property
     def candidate(self) -> CandidateView:
         return self.view.candidates[self.candidate_id]
 
     def refresh_view(self) -> None:
-        """Redraw what changed since the last call (cheap when nothing did)."""
+        """Redraw what changed since the last call (cheap when nothing did); on_mount draws it first."""
+        if not self._ready:  # pushed a moment ago: its table has no columns yet
+            return
         candidate = self.candidate
         key = (candidate.candidate_id, candidate.decision, self.show_diff)
         if key == self._shown:

@@ -217,9 +217,25 @@ async def test_a_replaced_log_resets_the_view(tmp_path: Path, events: list[Event
         replacement = tmp_path / "new.jsonl"
         replacement.write_text(lines(events[: decided_index(events, "c0000") + 1]), encoding="utf-8")
         replacement.replace(path)
-        await until(pilot, lambda: app.feed_table.row_count == 1)
-        assert app.detail is None
+        await until(pilot, lambda: app.feed_table.row_count == 1 and app.detail is None)
         assert app.view.budget.proposed == 0
+
+
+@pytest.mark.parametrize("pauses", [0, 1, 2, 3])
+async def test_a_candidate_opened_just_before_the_log_is_replaced_closes_cleanly(tmp_path: Path, events: list[Event],
+                                                                                 pauses: int) -> None:
+    """The detail screen is popped while it may still be mounting: neither it nor its title may fail then (a
+    race CI hit, which stopped the app)."""
+    write_log(tmp_path, events)
+    app = CampaignApp(tmp_path, refresh_s=REFRESH_S)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.feed_table.row_count == 6)
+        for _ in range(3):
+            app.open_candidate("c0001")
+            for _ in range(pauses):
+                await pilot.pause(0)
+            app._reset_widgets()  # what a replaced log does
+            await until(pilot, lambda: app.detail is None)
 
 
 async def test_a_long_log_is_caught_up_on_in_bounded_reads(tmp_path: Path, events: list[Event]) -> None:
