@@ -55,17 +55,19 @@ def time_cap(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def compiled_for_workload(reference: Any, workload: Workload, device: torch.device, max_autotune: bool,
+COMPILE_MODES = {"torch_compile": None, "torch_compile_max_autotune": "max-autotune"}
+
+
+def compiled_for_workload(reference: Any, workload: Workload, device: torch.device, roles: list[str],
                           cap_s: float) -> tuple[dict[str, Any], dict[str, Any]]:
     """torch.compile of the reference specialised to one workload's shapes (dynamic=False), its best case: a
     fresh compilation per workload, so no shape falls back to a dynamic-shape kernel or to eager. Returns the
-    compiled functions and, per mode, its compile seconds or why it was left out."""
+    compiled functions and, per role (a key of COMPILE_MODES), its compile seconds or why it was left out."""
     torch._dynamo.reset()
-    modes = {"torch_compile": None, **({"torch_compile_max_autotune": "max-autotune"} if max_autotune else {})}
     inputs = reference.make_inputs(dict(workload.axes), torch.Generator(device=device).manual_seed(1), device)
     fns, notes = {}, {}
-    for role, mode in modes.items():
-        fn = torch.compile(reference.run, dynamic=False, mode=mode)
+    for role in roles:
+        fn = torch.compile(reference.run, dynamic=False, mode=COMPILE_MODES[role])
         started = time.monotonic()
         try:
             with time_cap(cap_s):
@@ -80,37 +82,48 @@ def compiled_for_workload(reference: Any, workload: Workload, device: torch.devi
     return fns, notes
 
 
+def settled(row: dict[str, Any], role: str) -> bool:
+    """Timed, or left out for a reason (its compile ran past the cap)."""
+    return role in row["time_us"] or isinstance(row.get("compile_s", {}).get(role), str)
+
+
 def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, float], args: argparse.Namespace,
                     earlier: dict[str, Any] | None, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Measures every workload not already in `earlier`, calling `save` with what it has after each one."""
     reference = load_module(str(problem.reference_path), f"bench_{problem.name}_reference")
     seed = load_module(str(problem.seed_path), f"bench_{problem.name}_seed")
-    wanted = "torch_compile" if args.no_max_autotune else "torch_compile_max_autotune"
-    rows = list((earlier or {}).get("workloads", []))  # a row that lacks a wanted mode is redone, kept till then
-    done = {json.dumps(row["axes"], sort_keys=True) for row in rows
-            if wanted in row["time_us"] or wanted in row.get("compile_s", {})}
+    wanted = ["torch_compile"] if args.no_max_autotune else list(COMPILE_MODES)
+    rows = list((earlier or {}).get("workloads", []))
     errors: dict[str, str] = {}
     started = time.monotonic()
     result = {"category": problem.category, "kernel_type": problem.kernel_type, "workloads": rows,
               "errors": errors, "complete": False}
     for workload in problem.workloads_for(device.type):
-        if json.dumps(workload.axes, sort_keys=True) in done:
+        row = next((row for row in rows if row["axes"] == workload.axes), None)
+        missing = [role for role in wanted if row is None or not settled(row, role)]
+        if not missing:
             continue
         try:
-            compiled, compile_s = compiled_for_workload(reference, workload, device, not args.no_max_autotune,
-                                                        args.compile_cap)
+            compiled, compile_s = compiled_for_workload(reference, workload, device, missing, args.compile_cap)
             fns = {"reference": reference.run, "seed": seed.run, **compiled}
-            times = time_workload(reference, workload, fns, device, audit_role="seed", pool_size=2)
+            # an earlier row whose missing roles all ran past the cap needs no timing: only its notes change
+            times = time_workload(reference, workload, fns, device, audit_role="seed", pool_size=2) \
+                if row is None or compiled else {}
         except Exception as error:  # one role failing (a compile error, out of memory) must not lose the rest
             errors[workload.label()] = f"{type(error).__name__}: {str(error)[:300]}"
             continue
-        floor_s = max(problem.flops(workload) / ceilings["flops_per_s"],
-                      problem.bytes(workload) / ceilings["bandwidth_bytes_per_s"])
-        rows[:] = [row for row in rows if row["axes"] != workload.axes]
-        rows.append({"axes": workload.axes, "held_out": workload.held_out, "time_us": times,
-                     "compile_s": compile_s, "roofline_us": floor_s * 1e6,
-                     "seed_over_reference": times["reference"] / times["seed"],
-                     "seed_sol_fraction": floor_s * 1e6 / times["seed"]})
+        if row is None:
+            floor_s = max(problem.flops(workload) / ceilings["flops_per_s"],
+                          problem.bytes(workload) / ceilings["bandwidth_bytes_per_s"])
+            rows.append({"axes": workload.axes, "held_out": workload.held_out, "time_us": times,
+                         "compile_s": compile_s, "roofline_us": floor_s * 1e6,
+                         "seed_over_reference": times["reference"] / times["seed"],
+                         "seed_sol_fraction": floor_s * 1e6 / times["seed"]})
+        else:  # a row an earlier run left short: add the roles it lacks, with this run's reference time beside
+            row["time_us"].update({role: times[role] for role in compiled})
+            row["compile_s"] = {**row.get("compile_s", {}), **compile_s}
+            if compiled:
+                row["added_later"] = {"roles": list(compiled), "reference_us": times["reference"]}
         if device.type == "cuda":
             torch.cuda.empty_cache()
         save({**result, "seconds": round(time.monotonic() - started, 1)})
