@@ -152,6 +152,9 @@ def main() -> None:
         if earlier["device"]["name"] != result["device"]["name"]:
             raise SystemExit(f"{args.out} holds figures of a {earlier['device']['name']}, not this device")
         result["problems"] = earlier.get("problems", {})
+        # rows come from several runs: keep each run's date and command, not only the newest one's
+        result["earlier_runs"] = [*earlier.get("earlier_runs", []),
+                                  {"date": earlier["date"], "command": earlier["command"]}]
     for name in args.problems or shipped_problem_names():
         problem = load_problem(name)
         if device.type == "cpu" and problem.cpu_unsupported:

@@ -36,11 +36,13 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"| `{name}` | {count} | " + " | ".join(speedup(rows, c) for c in CONTENDERS)
                      + f" | {sol:.0%} |")
     device = results["device"]
+    days = sorted({run["date"][:10] for run in [*results.get("earlier_runs", []), results]})
+    measured_on = days[0] if len(days) == 1 else f"measured from {days[0]} to {days[-1]}"
     lines.append("")
     lines.append(f"Speedups over the PyTorch reference, geometric mean over the measured workloads (held-out ones "
                  f"included); \"seed at roofline\": the roofline time over the seed's time. {device['name']}, "
                  f"torch {results['versions']['torch']}, triton {results['versions']['triton']}, "
-                 f"{results['date'][:10]}. Per workload: `bench/results/problems-h200.json`.")
+                 f"{measured_on}. Per workload: `bench/results/problems-h200.json`.")
     return "\n".join(lines)
 
 
