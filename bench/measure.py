@@ -24,13 +24,17 @@ TIMING = timing.TimingConfig(warmup=5, min_reps=30, max_reps=400, target_rel_se=
                              max_seconds_per_workload=2.0)
 
 
+def input_pool(problem_reference: Any, workload: Workload, device: torch.device, size: int) -> list[Any]:
+    """The timing's input sets: fresh ones, so no function sees one set the whole time."""
+    generators = [torch.Generator(device=device).manual_seed(7_000_000 + k) for k in range(size)]
+    return [problem_reference.make_inputs(dict(workload.axes), generator, device) for generator in generators]
+
+
 def time_workload(problem_reference: Any, workload: Workload, fns: Mapping[str, Callable[..., object]],
-                  device: torch.device, audit_role: str, pool_size: int = 4) -> dict[str, float]:
-    """Median microseconds of each function on this workload."""
-    pool = []
-    for k in range(pool_size):
-        generator = torch.Generator(device=device).manual_seed(7_000_000 + k)
-        pool.append(problem_reference.make_inputs(dict(workload.axes), generator, device))
+                  device: torch.device, audit_role: str, pool_size: int = 4,
+                  pool: list[Any] | None = None) -> dict[str, float]:
+    """Median microseconds of each function on this workload (over ``pool``, else a fresh pool of that size)."""
+    pool = pool or input_pool(problem_reference, workload, device, pool_size)
     measured = timing.time_interleaved(fns, timing.cycling(pool), timing.make_timer(device), TIMING,
                                        random.Random(workload.index), audit_role=audit_role)
     return {role: measured.median_us(role) for role in fns}
