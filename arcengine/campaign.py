@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -74,6 +75,20 @@ class Best:
 
 def new_campaign_id(problem: str) -> str:
     return f"{problem}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+@contextlib.contextmanager
+def rare_full_collections() -> Iterator[None]:
+    """A full garbage collection after every 100 middle ones instead of 10, while a campaign runs. A busy
+    campaign's heap is events and files on their way to the disk, with no cycles to find: a full pass there
+    collected nothing and took 20 to 120 ms, 6 times per 10,000 candidates, each pausing every agent (64
+    agents: p99 latency 29-59 -> 22-29 ms, alternated runs)."""
+    young, middle, full = gc.get_threshold()
+    gc.set_threshold(young, middle, max(full, 100))
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, middle, full)
 
 
 def assign_strategies(skills: list[Skill], seed_source: str, agents: int, provider: str) -> list[Skill]:
@@ -181,6 +196,10 @@ class Campaign:
         return cls(config, display=display, provider=provider, guard_factory=guard_factory, history=history)
 
     async def run(self) -> dict[str, Any]:
+        with rare_full_collections():
+            return await self._run_recorded()
+
+    async def _run_recorded(self) -> dict[str, Any]:
         history = self.history
         # What exists now (modules, the problem, the provider, a terminal UI) lives as long as the campaign: the
         # collector's full passes need not walk it again. They took 60 to 120 ms each with torch, numpy and
