@@ -81,8 +81,7 @@ def new_campaign_id(problem: str) -> str:
 def rare_full_collections() -> Iterator[None]:
     """A full garbage collection after every 100 middle ones instead of 10, while a campaign runs. A busy
     campaign's heap is events and files on their way to the disk, with no cycles to find: a full pass there
-    collected nothing and took 20 to 120 ms, 6 times per 10,000 candidates, each pausing every agent (64
-    agents: p99 latency 29-59 -> 22-29 ms, alternated runs)."""
+    collected nothing and took 20 to 120 ms, 6 times per 10,000 candidates, each pausing every agent."""
     young, middle, full = gc.get_threshold()
     gc.set_threshold(young, middle, max(full, 100))
     try:
