@@ -1,11 +1,10 @@
 """The run folder's small files (candidates, each agent's working and best kernel, best.py), written by a writer
-task in worker threads: creating a file can take a millisecond on a busy disk, and neither the loop nor an agent
+task in a worker thread: creating a file can take a millisecond on a busy disk, and neither the loop nor an agent
 should wait for it. Only the guard waits, for a candidate's file, before a child loads it."""
 
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,8 +12,6 @@ import anyio
 
 from arcengine.batching import BatchWriter
 from arcengine.bus import RecordingError
-
-_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="arcengine-files")
 
 
 @dataclass(frozen=True)
@@ -52,13 +49,10 @@ class FileWriter:
 
 
 def _write_files(files: list[FileText]) -> None:
-    # Creating a file is mostly waiting on the file system's journal, so a batch's files are written side by
-    # side; a path written twice in one batch gets its last text only.
-    latest = list({file.path: file for file in files}.values())
-    if len(latest) == 1:
-        _write(latest[0])
-    else:
-        list(_POOL.map(_write, latest))
+    # One after the other: side by side (a pool of threads), the threads' hand-offs of the interpreter's lock
+    # cost the loop more than the overlap gains. A path written twice in one batch gets its last text only.
+    for file in {file.path: file for file in files}.values():
+        _write(file)
 
 
 def _write(file: FileText) -> None:
@@ -72,7 +66,14 @@ def _write(file: FileText) -> None:
 
 def _overwrite(path: Path, data: bytes) -> None:
     """Write over the old bytes, then cut what is left: opening with O_TRUNC instead makes ext4 flush the file
-    on close (its guard for truncate-and-rewrite), five times the cost of the write."""
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT, 0o644), "wb") as file:
-        file.write(data)
-        file.truncate()
+    on close (its guard for truncate-and-rewrite), five times the cost of the write. Bare system calls: a file
+    object adds a stat, a terminal check and seeks, and every call hands the interpreter's lock back and forth
+    with the loop's thread."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        written = 0
+        while written < len(data):  # a regular file takes it all at once, unless the disk fills up
+            written += os.write(fd, data[written:])
+        os.ftruncate(fd, written)
+    finally:
+        os.close(fd)

@@ -142,17 +142,19 @@ def main() -> None:
     if args.one:
         print(json.dumps(one(args.one, args.candidates, args.tui)))
         return
-    runs, median = [], {}
-    for agents, tui in [*((a, False) for a in args.agents), (max(args.agents), True)]:
-        command = [sys.executable, __file__, str(args.out), "--candidates", str(args.candidates), "--one",
-                   str(agents), *(["--tui"] if tui else [])]
-        repeated = []
-        for _ in range(args.repeats):
+    configurations = [*((a, False) for a in args.agents), (max(args.agents), True)]
+    repeated: dict[tuple[int, bool], list[dict[str, Any]]] = {c: [] for c in configurations}
+    # Round after round of every configuration, not one configuration's repeats in a row: this machine's
+    # speed drifts within minutes, and the UI's cost is a ratio of two configurations' times.
+    for _ in range(args.repeats):
+        for agents, tui in configurations:
+            command = [sys.executable, __file__, str(args.out), "--candidates", str(args.candidates), "--one",
+                       str(agents), *(["--tui"] if tui else [])]
             done = subprocess.run(command, capture_output=True, text=True, check=True)
-            repeated.append(json.loads(done.stdout.strip().splitlines()[-1]))
-            print(json.dumps(repeated[-1]), flush=True)
-        runs += repeated
-        median[agents, tui] = sorted(repeated, key=lambda r: r["seconds"])[len(repeated) // 2]
+            repeated[agents, tui].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            print(json.dumps(repeated[agents, tui][-1]), flush=True)
+    runs = [run for configuration in configurations for run in repeated[configuration]]
+    median = {c: sorted(repeated[c], key=lambda r: r["seconds"])[len(repeated[c]) // 2] for c in configurations}
     most = max(args.agents)
     headless, with_tui = median[most, False], median[most, True]
     result = {
