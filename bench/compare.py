@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from measure import environment, time_workload
+from measure import environment, input_pool, time_workload
 
 from arcengine.guard.child import load_module
 from arcengine.guard.sol import geometric_mean
@@ -34,7 +34,7 @@ def compare(summary: dict[str, Any]) -> dict[str, Any]:
     }
     rows = []
     for workload in problem.workloads_for(device.type):
-        times = time_workload(reference, workload, fns, device, audit_role="best")
+        times = time_workload(workload, fns, input_pool(reference, workload, device, 4), device, audit_role="best")
         rows.append({"axes": workload.axes, "held_out": workload.held_out, "time_us": times,
                      "best_over_seed": times["seed"] / times["best"],
                      "best_over_reference": times["reference"] / times["best"],

@@ -30,11 +30,9 @@ def input_pool(problem_reference: Any, workload: Workload, device: torch.device,
     return [problem_reference.make_inputs(dict(workload.axes), generator, device) for generator in generators]
 
 
-def time_workload(problem_reference: Any, workload: Workload, fns: Mapping[str, Callable[..., object]],
-                  device: torch.device, audit_role: str, pool_size: int = 4,
-                  pool: list[Any] | None = None) -> dict[str, float]:
-    """Median microseconds of each function on this workload (over ``pool``, else a fresh pool of that size)."""
-    pool = pool or input_pool(problem_reference, workload, device, pool_size)
+def time_workload(workload: Workload, fns: Mapping[str, Callable[..., object]], pool: list[Any],
+                  device: torch.device, audit_role: str) -> dict[str, float]:
+    """Median microseconds of each function on this workload, cycling through the input sets of ``pool``."""
     measured = timing.time_interleaved(fns, timing.cycling(pool), timing.make_timer(device), TIMING,
                                        random.Random(workload.index), audit_role=audit_role)
     return {role: measured.median_us(role) for role in fns}

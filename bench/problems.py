@@ -60,17 +60,17 @@ COMPILE_MODES = {"torch_compile": None, "torch_compile_max_autotune": "max-autot
 
 
 def compiled_for_workload(reference: Any, pool: list[Any], device: torch.device, roles: list[str],
-                          cap_s: float) -> tuple[dict[str, Any], dict[str, Any]]:
+                          cap_s: float, earlier: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """torch.compile of the reference specialised to one workload's shapes (dynamic=False), its best case: a
     fresh compilation per workload, so no shape falls back to a dynamic-shape kernel or to eager. It is run once
     on every input set of the timing's pool within the cap: a reference whose shapes depend on the data (the
     experts' token counts of moe_forward) is compiled once per set, and the timing must not pay for that.
-    Returns the compiled functions and, per role (a key of COMPILE_MODES), its compile seconds or why it was
-    left out."""
+    ``earlier``: the compile notes an earlier run left for this workload. Returns the compiled functions and,
+    per role (a key of COMPILE_MODES), its compile seconds or why it was left out."""
     torch._dynamo.reset()
     fns, notes = {}, {}
     for role in roles:
-        if role != "torch_compile" and isinstance(notes.get("torch_compile"), str):
+        if role != "torch_compile" and isinstance({**earlier, **notes}.get("torch_compile"), str):
             # max-autotune does all the default mode's work and more: it cannot finish where that did not
             notes[role] = f"not measured: the default mode's compilation took over {cap_s:g} s"
             continue
@@ -113,10 +113,11 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
             continue
         try:
             pool = input_pool(reference, workload, device, POOL_SIZE)
-            compiled, compile_s = compiled_for_workload(reference, pool, device, missing, args.compile_cap)
+            compiled, compile_s = compiled_for_workload(reference, pool, device, missing, args.compile_cap,
+                                                        (row or {}).get("compile_s", {}))
             fns = {"reference": reference.run, "seed": seed.run, **compiled}
             # an earlier row whose missing roles all ran past the cap needs no timing: only its notes change
-            times = time_workload(reference, workload, fns, device, audit_role="seed", pool=pool) \
+            times = time_workload(workload, fns, pool, device, audit_role="seed") \
                 if row is None or compiled else {}
             del pool
         except Exception as error:  # one role failing (a compile error, out of memory) must not lose the rest
