@@ -19,7 +19,7 @@ from arcengine import __version__
 from arcengine.agent import Agent, AgentState
 from arcengine.bus import Bus, RecordingError
 from arcengine.config import CampaignConfig
-from arcengine.errors import first_leaf
+from arcengine.errors import UserError, first_leaf
 from arcengine.eventlog import EventLogWriter
 from arcengine.events import (
     DECISIONS,
@@ -56,7 +56,7 @@ RELAUNCH_PAUSE_S = 1.0  # before an agent that failed is relaunched; doubles wit
 
 
 
-class CampaignError(Exception):
+class CampaignError(UserError):
     """The campaign cannot start or go on (the seed fails the guard, for example)."""
 
 

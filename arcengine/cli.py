@@ -8,34 +8,23 @@ import sys
 import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
 
-from arcengine.ablate import ablate, configurations
-from arcengine.campaign import Campaign, CampaignError, Display
-from arcengine.config import ConfigError, build_config
-from arcengine.display import HeadlessDisplay
-from arcengine.errors import first_leaf
-from arcengine.evaluate import evaluate_file, verdict_json
-from arcengine.eventlog import EventLogError
-from arcengine.export import ExportError, export_run
-from arcengine.guard.service import DeviceUnsupported, GuardError
+from arcengine.errors import UserError, first_leaf
 from arcengine.hidden_env import hide_secrets_from_proc
-from arcengine.history import HistoryError
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
-from arcengine.providers.base import ProviderError, ProviderFatal
-from arcengine.recording import ReplayError
 from arcengine.redact import redact_secrets
-from arcengine.replay import ReplayResult, replay_run
-from arcengine.report import ReportError, write_report
-from arcengine.skills import SkillError
 
-# Errors whose message is the whole story: one line, no traceback.
-USER_ERRORS = (ProblemError, ConfigError, CampaignError, GuardError, SkillError, ProviderError, ProviderFatal,
-               EventLogError, ExportError, ReplayError, ReportError, HistoryError)
+if TYPE_CHECKING:
+    from arcengine.campaign import Display
+    from arcengine.replay import ReplayResult
+
+# Each command imports what it runs: the engine, scipy and Textual take seconds to import, and `eval`,
+# `problems` or `--help` need none of them.
 
 DEVICE = click.Choice(["auto", "cpu", "cuda"])
 child_memory_option = click.option(
@@ -105,6 +94,10 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
         pipeline: bool | None, child_memory: float | None, tui: bool, json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
+    from arcengine.campaign import Campaign
+    from arcengine.config import build_config
+    from arcengine.display import HeadlessDisplay
+
     given = {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
         "max_cost_usd": max_cost, "max_tokens": max_tokens, "prices": prices,
@@ -195,6 +188,8 @@ def _newest_run(parent: Path) -> Path:
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, child_memory: float | None,
                  json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
+    from arcengine.evaluate import evaluate_file, verdict_json
+
     loaded = load_problem(problem)
     if not candidate.is_file():
         raise ProblemError(f"candidate {candidate} does not exist")
@@ -230,6 +225,9 @@ def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_s
                    json_output: bool) -> None:
     """Re-drive the engine from a campaign's event log (recorded replies and decisions; no network, no GPU) and
     check that every agent gets the same decisions in the same order. Exit 1 where they differ."""
+    from arcengine.display import HeadlessDisplay
+    from arcengine.replay import replay_run
+
     def start(display: Display) -> Awaitable[ReplayResult]:
         return replay_run(run_dir, out or Path("runs"), speed=speed, until_seq=until_seq, display=display)
 
@@ -266,6 +264,9 @@ def ablate_command(problem: str, configs: str, trajectories: int, budget: int, a
                    device: str, out: Path | None) -> None:
     """The paper's fixed-budget ablation: each configuration run K times with the budget split evenly across its
     agents, then a report with geometric-mean speedups, bootstrap intervals and exact permutation tests."""
+    from arcengine.ablate import ablate, configurations
+    from arcengine.display import HeadlessDisplay
+
     names = configurations(configs)
     folder = out or Path("runs") / f"ablate-{load_problem(problem).name}"
     base = {"problem": problem, "budget": budget, "agents": agents, "model": model, "device": device}
@@ -284,6 +285,8 @@ def ablate_command(problem: str, configs: str, trajectories: int, budget: int, a
 def report_command(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Markdown and JSON report of one or more runs: best kernels per workload, trajectories, and across
     configurations geometric means with 95% bootstrap intervals and exact permutation tests."""
+    from arcengine.report import write_report
+
     folder = write_report(list(run_dirs), out)
     print(f"report: {folder / 'report.md'} (and report.json, trajectory.png)")
 
@@ -296,6 +299,8 @@ def report_command(run_dirs: tuple[Path, ...], out: Path | None) -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Where to write [RUN_DIR/export/].")
 def export_command(run_dir: Path, fmt: str, out: Path | None) -> None:
     """Export a campaign's best kernel."""
+    from arcengine.export import export_run
+
     print(export_run(run_dir, fmt, out))
 
 
@@ -315,6 +320,9 @@ def problems_list() -> None:
 @click.option("--device", type=DEVICE, default="auto", show_default=True)
 def problems_check(problem: str, device: str) -> None:
     """Check a problem: expressions evaluate, the reference runs, the seed is correct on every workload."""
+    from arcengine.evaluate import evaluate_file
+    from arcengine.guard.service import DeviceUnsupported
+
     loaded = load_problem(problem)  # parses the TOML and evaluates every expression
     try:
         decided, used = anyio.run(evaluate_file, loaded, loaded.seed_path, device)
@@ -348,7 +356,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.Abort:
         print("arcengine: interrupted", file=sys.stderr)
         sys.exit(130)
-    except USER_ERRORS as error:
+    except UserError as error:  # its message is the whole story: one line, no traceback
         if debug:
             traceback.print_exc()
         print(f"arcengine: error: {redact_secrets(str(error))}", file=sys.stderr)

@@ -9,10 +9,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from arcengine.errors import UserError
 from arcengine.guard.gpus import GPUS_PATTERN
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     pass
 
 

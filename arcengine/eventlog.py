@@ -10,10 +10,11 @@ from typing import TextIO
 import anyio
 from pydantic import ValidationError
 
+from arcengine.errors import UserError
 from arcengine.events import Event, dump_event, parse_event
 
 
-class EventLogError(Exception):
+class EventLogError(UserError):
     """The event log is unreadable somewhere other than a cut last line."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arcengine.errors import UserError
 from arcengine.eventlog import EventLogError, read_events
 from arcengine.events import BestImproved, CampaignStarted, CandidateDecided, Event
 from arcengine.problem import Problem, ProblemError, load_problem
@@ -21,7 +22,7 @@ SOLUTION_LANGUAGES = ("python", "triton", "cuda")  # flashinfer_bench.data.solut
 ENTRY_FILE = "main.py"
 
 
-class ExportError(Exception):
+class ExportError(UserError):
     """The run cannot be exported; the message (one line) says why."""
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arcengine.agent import AgentState
+from arcengine.errors import UserError
 from arcengine.eventlog import EventLogError, read_events
 from arcengine.events import (
     SEED_AGENT,
@@ -25,7 +26,7 @@ from arcengine.events import (
 from arcengine.usage import UsageTotals
 
 
-class HistoryError(Exception):
+class HistoryError(UserError):
     """The run folder cannot be resumed; the message says why and what to do."""
 
 

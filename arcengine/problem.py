@@ -11,12 +11,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from arcengine.errors import UserError
+
 SHIPPED_PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 # Input distributions of the correctness gate (arcengine.guard.distributions); a problem may add its own.
 DEFAULT_DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed", "large", "small")
 
 
-class ProblemError(Exception):
+class ProblemError(UserError):
     """A problem folder or its files are malformed; the message says what and where."""
 
 

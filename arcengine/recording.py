@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from arcengine.errors import UserError
 from arcengine.eventlog import EventLogError, read_events
 from arcengine.events import CampaignStarted, CandidateDecided, CandidateProposed, DeviceProfiled, MemoryRecorded
 
 
-class ReplayError(Exception):
+class ReplayError(UserError):
     """The run cannot be replayed (no event log, no campaign in it)."""
 
 

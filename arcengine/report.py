@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from scipy import stats
 
 from arcengine.config import CampaignConfig
+from arcengine.errors import UserError
 from arcengine.eventlog import EventLogError, read_events
 from arcengine.events import (
     DECISIONS,
@@ -50,7 +51,7 @@ TRAJECTORY_PNG = "trajectory.png"
 RUN_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))  # (line style, marker) per run of a configuration
 
 
-class ReportError(Exception):
+class ReportError(UserError):
     """A run cannot be reported on; the message (one line) says why."""
 
 

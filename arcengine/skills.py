@@ -9,10 +9,12 @@ from typing import Literal
 import frontmatter
 import yaml
 
+from arcengine.errors import UserError
+
 SHIPPED_SKILLS = Path(__file__).resolve().parent.parent / "skills"
 
 
-class SkillError(Exception):
+class SkillError(UserError):
     pass
 
 

@@ -28,17 +28,17 @@ def decisions_by_candidate(run_dir: Path) -> dict[str, CandidateDecided]:
 async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
     from arcengine.config import CampaignConfig
 
-    config = CampaignConfig(problem="rmsnorm", device="cpu", out=tmp_path, agents=3, budget=12, plateau=None, seeds=2)
+    config = CampaignConfig(problem="rmsnorm", device="cpu", out=tmp_path, agents=3, budget=6, plateau=None, seeds=2)
     summary = await Campaign(config).run()
     run_dir = Path(summary["run_dir"])
 
-    assert summary["candidates"] == 12
+    assert summary["candidates"] == 6
     assert summary["stop_reason"] == "candidate budget spent"
-    assert sum(summary["decisions"].values()) == 12
+    assert sum(summary["decisions"].values()) == 6
     events = list(read_events(run_dir / "events.jsonl"))
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     proposed = [e for e in events if isinstance(e, CandidateProposed) and e.position > 0]
-    assert sorted(e.position for e in proposed) == list(range(1, 13))
+    assert sorted(e.position for e in proposed) == list(range(1, 7))
     assert {e.agent_id for e in proposed} == {"a1", "a2", "a3"}
 
     decided = decisions_by_candidate(run_dir)
@@ -47,7 +47,7 @@ async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
 
     db = sqlite3.connect(run_dir / "campaign.db")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    assert db.execute("SELECT COUNT(*) FROM decisions").fetchone() == (13,)  # the seed too
+    assert db.execute("SELECT COUNT(*) FROM decisions").fetchone() == (7,)  # the seed too
     wins = db.execute("SELECT COUNT(*) FROM memory WHERE kind = 'win'").fetchone()[0]
     traps = db.execute("SELECT COUNT(*) FROM memory WHERE kind = 'trap'").fetchone()[0]
     assert wins == min(summary["decisions"]["KEEP"], 16)

@@ -16,6 +16,7 @@ import anyio
 import structlog
 
 from arcengine.bus import Bus
+from arcengine.errors import UserError
 from arcengine.events import CandidateDecided, DeviceProfiled
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
 from arcengine.guard.gate import check_source
@@ -39,7 +40,7 @@ TIMING = {
 }
 
 
-class GuardError(Exception):
+class GuardError(UserError):
     """The guard cannot work at all (for example, the device could not be profiled)."""
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from arcengine.errors import UserError
 from arcengine.events import CandidateDecided, Usage
 from arcengine.memory import Recall
 from arcengine.problem import Workload
 from arcengine.skills import Skill
 
 
-class ProviderError(Exception):
+class ProviderError(UserError):
     """The provider could not produce a usable proposal; the agent records a REJECT with this reason."""
 
 
@@ -25,7 +26,7 @@ class ProviderUnavailable(Exception):
     position is spent: the agent fails and is relaunched after a pause, up to the campaign's relaunch limit."""
 
 
-class ProviderFatal(Exception):
+class ProviderFatal(UserError):
     """Retrying cannot help (bad API key, unknown model, no SDK): the campaign stops with this reason."""
 
 
