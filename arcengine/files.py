@@ -1,17 +1,26 @@
 """The run folder's small files (candidates, each agent's working and best kernel, best.py), written by a writer
-task in a worker thread: creating a file can take a millisecond on a busy disk, and neither the loop nor an agent
-should wait for it. Only the guard waits, for a candidate's file, before a child loads it."""
+task through a process of its own (arcengine/file_worker.py): creating a file can take a millisecond on a busy
+disk, and neither the loop nor an agent should wait for it. Only the guard waits, for a candidate's file, before
+a child loads it."""
 
 from __future__ import annotations
 
-import os
+import json
+import pickle
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
 
+from arcengine import file_worker
 from arcengine.batching import BatchWriter
 from arcengine.bus import RecordingError
+
+REPLY_MAX_BYTES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -24,6 +33,8 @@ class FileText:
 class FileWriter:
     def __init__(self) -> None:
         self._writer = BatchWriter(self._write_batch)
+        self._process: Process | None = None  # started with the first batch
+        self._replies: BufferedByteReceiveStream | None = None
 
     def put(self, path: Path, text: str, *, atomic: bool = False) -> anyio.Event:
         """Queue a file; the event is set once it is on disk."""
@@ -37,43 +48,29 @@ class FileWriter:
         await self._writer.run()
 
     async def close(self) -> None:
-        """Write what is queued (unless the disk failed before)."""
-        await self._writer.flush_if_intact()
-
-    @staticmethod
-    async def _write_batch(files: list[FileText]) -> None:
+        """Write what is queued (unless the disk failed before), then end the writer process."""
         try:
-            await anyio.to_thread.run_sync(_write_files, files)
-        except OSError as error:
-            raise RecordingError(f"cannot write {error.filename}: {error.strerror or error}") from error
+            await self._writer.flush_if_intact()
+        finally:
+            process, self._process = self._process, None
+            if process is not None:
+                with anyio.CancelScope(shield=True):
+                    await process.aclose()  # its input closes: it writes what it has, then exits
 
-
-def _write_files(files: list[FileText]) -> None:
-    # One after the other: side by side (a pool of threads), the threads' hand-offs of the interpreter's lock
-    # cost the loop more than the overlap gains. A path written twice in one batch gets its last text only.
-    for file in {file.path: file for file in files}.values():
-        _write(file)
-
-
-def _write(file: FileText) -> None:
-    if file.atomic:
-        temporary = file.path.with_suffix(file.path.suffix + ".tmp")
-        temporary.write_text(file.text, encoding="utf-8")
-        os.replace(temporary, file.path)
-    else:
-        _overwrite(file.path, file.text.encode())
-
-
-def _overwrite(path: Path, data: bytes) -> None:
-    """Write over the old bytes, then cut what is left: opening with O_TRUNC instead makes ext4 flush the file
-    on close (its guard for truncate-and-rewrite), five times the cost of the write. Bare system calls: a file
-    object adds a stat, a terminal check and seeks, and every call hands the interpreter's lock back and forth
-    with the loop's thread."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        written = 0
-        while written < len(data):  # a regular file takes it all at once, unless the disk fills up
-            written += os.write(fd, data[written:])
-        os.ftruncate(fd, written)
-    finally:
-        os.close(fd)
+    async def _write_batch(self, files: list[FileText]) -> None:
+        latest = {file.path: file for file in files}.values()  # a path written twice gets its last text only
+        payload = pickle.dumps([(str(f.path), f.text.encode(), f.atomic) for f in latest])
+        try:
+            if self._process is None:
+                self._process = await anyio.open_process(
+                    [sys.executable, "-I", file_worker.__file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL, env={})  # it runs no candidate code, and gets no keys either
+                assert self._process.stdout is not None
+                self._replies = BufferedByteReceiveStream(self._process.stdout)
+            assert self._process.stdin is not None and self._replies is not None
+            await self._process.stdin.send(file_worker.HEADER.pack(len(payload)) + payload)
+            reply = json.loads(await self._replies.receive_until(b"\n", REPLY_MAX_BYTES))
+        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream, anyio.IncompleteRead) as error:
+            raise RecordingError(f"the file writer process failed: {error or type(error).__name__}") from error
+        if not reply["ok"]:
+            raise RecordingError(f"cannot write {reply['filename']}: {reply['strerror']}")

@@ -1,0 +1,77 @@
+"""The run folder's file writer, a process of its own that ``arcengine.files`` starts with ``python -I`` (this
+file, by path, with the standard library only). Batches of files arrive on stdin; each is answered on stdout,
+one JSON line, once all its files are written.
+
+A process and not a thread of the engine: every system call of a thread hands the interpreter's lock back and
+forth with the busy event loop, which made a 64-agent campaign's 10,000 candidate files cost 0.5 ms each where
+one costs 20 us alone, and the campaign waited for them.
+
+A request is an 8-byte little-endian length, then a pickle of ``[(path, data, atomic), ...]`` (from the engine
+that started this process, so the pickle is trusted). A reply is ``{"ok": true}``, or ``{"ok": false,
+"filename": ..., "strerror": ...}`` for the first file that could not be written (the batch stops there).
+End of input ends the process, after the batch in hand: a killed engine loses no file it had handed over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import struct
+import sys
+from typing import BinaryIO
+
+HEADER = struct.Struct("<Q")
+
+
+def write_file(path: str, data: bytes, atomic: bool) -> None:
+    if atomic:  # readers never see it half-written: a temporary file, then a rename over the old one
+        temporary = path + ".tmp"
+        overwrite(temporary, data)
+        os.replace(temporary, path)
+    else:
+        overwrite(path, data)
+
+
+def overwrite(path: str, data: bytes) -> None:
+    """Write over the old bytes, then cut what is left: opening with O_TRUNC instead makes ext4 flush the file
+    on close (its guard for truncate-and-rewrite), five times the cost of the write."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        written = 0
+        while written < len(data):  # a regular file takes it all at once, unless the disk fills up
+            written += os.write(fd, data[written:])
+        os.ftruncate(fd, written)
+    finally:
+        os.close(fd)
+
+
+def read_exactly(stream: BinaryIO, size: int) -> bytes | None:
+    """``size`` bytes, or None at the end of input."""
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+    while (header := read_exactly(requests, HEADER.size)) is not None:
+        payload = read_exactly(requests, HEADER.unpack(header)[0])
+        if payload is None:
+            return
+        reply: dict[str, object] = {"ok": True}
+        try:
+            for path, data, atomic in pickle.loads(payload):
+                write_file(path, data, atomic)
+        except OSError as error:
+            reply = {"ok": False, "filename": error.filename, "strerror": error.strerror or str(error)}
+        replies.write(json.dumps(reply).encode() + b"\n")
+        replies.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.stdin.buffer, sys.stdout.buffer)
