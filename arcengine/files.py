@@ -36,6 +36,11 @@ class FileWriter:
         self._process: Process | None = None  # started with the first batch
         self._replies: BufferedByteReceiveStream | None = None
 
+    @property
+    def worker_pid(self) -> int | None:
+        """The writer process's pid (None before the first batch and after ``close``)."""
+        return self._process.pid if self._process is not None else None
+
     def put(self, path: Path, text: str, *, atomic: bool = False) -> anyio.Event:
         """Queue a file; the event is set once it is on disk."""
         return self._writer.put(FileText(path, text, atomic))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import anyio
@@ -39,3 +41,25 @@ async def test_a_file_that_cannot_be_written_is_a_recording_error(tmp_path: Path
     files.put(tmp_path / "missing-folder" / "c1.py", "x\n")
     with pytest.raises(RecordingError, match=r"c1\.py"):
         await files.close()
+
+
+async def test_the_writer_is_a_process_of_its_own_without_keys_and_its_death_is_a_recording_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-canary-files")
+    files = FileWriter()
+    failures: list[BaseException] = []
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(files.run)
+            await files.write(tmp_path / "a.py", "a\n")
+            pid = files.worker_pid
+            assert pid is not None and pid != os.getpid()
+            assert b"sk-canary-files" not in Path(f"/proc/{pid}/environ").read_bytes()
+            os.kill(pid, signal.SIGKILL)
+            files.put(tmp_path / "b.py", "b\n")
+            await anyio.sleep_forever()  # the writer's failure ends the task group
+    except* RecordingError as failed:
+        failures = list(failed.exceptions)
+    assert len(failures) == 1 and "file writer process" in str(failures[0])
+    await files.close()
+    assert files.worker_pid is None
