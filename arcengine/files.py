@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from anyio.abc import Process
+from anyio.abc import ByteSendStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from arcengine import file_worker
@@ -66,16 +66,21 @@ class FileWriter:
         latest = {file.path: file for file in files}.values()  # a path written twice gets its last text only
         payload = pickle.dumps([(str(f.path), f.text.encode(), f.atomic) for f in latest])
         try:
-            if self._process is None:
-                self._process = await anyio.open_process(
-                    [sys.executable, "-I", file_worker.__file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL, env={})  # it runs no candidate code, and gets no keys either
-                assert self._process.stdout is not None
-                self._replies = BufferedByteReceiveStream(self._process.stdout)
-            assert self._process.stdin is not None and self._replies is not None
-            await self._process.stdin.send(file_worker.HEADER.pack(len(payload)) + payload)
-            reply = json.loads(await self._replies.receive_until(b"\n", REPLY_MAX_BYTES))
+            requests, replies = await self._worker()
+            await requests.send(file_worker.HEADER.pack(len(payload)) + payload)
+            reply = json.loads(await replies.receive_until(b"\n", REPLY_MAX_BYTES))
         except (OSError, anyio.BrokenResourceError, anyio.EndOfStream, anyio.IncompleteRead) as error:
-            raise RecordingError(f"the file writer process failed: {error or type(error).__name__}") from error
+            raise RecordingError(f"the file writer process failed: {str(error) or type(error).__name__}") from error
         if not reply["ok"]:
             raise RecordingError(f"cannot write {reply['filename']}: {reply['strerror']}")
+
+    async def _worker(self) -> tuple[ByteSendStream, BufferedByteReceiveStream]:
+        """The writer process's input and its replies, the process started with the first batch."""
+        if self._process is None or self._replies is None:
+            self._process = await anyio.open_process(
+                [sys.executable, "-I", file_worker.__file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, env={})  # it runs no candidate code, and gets no keys either
+            assert self._process.stdout is not None
+            self._replies = BufferedByteReceiveStream(self._process.stdout)
+        assert self._process.stdin is not None
+        return self._process.stdin, self._replies
