@@ -54,6 +54,7 @@ def analyse(run_dir: Path) -> dict[str, Any]:
         "run_dir": str(run_dir),
         "judged": len(judged),
         "decisions": {d: sum(e.decision == d for e in judged) for d in ("KEEP", "ACCEPT", "REVERT")},
+        "decided": {e.candidate_id: e.decision for e in decided},  # the run folder stays on the GPU machine
         "wall_s": wall_s,
         "busy_s": busy_s,
         "gpu_busy_fraction": busy_s / wall_s,
@@ -97,15 +98,17 @@ def main() -> None:
               {mode: run["error"] for mode, run in runs.items() if "error" in run}, flush=True)
 
 
-def same_decisions(runs: dict[str, Any]) -> dict[str, int] | None:
-    """How many candidates (by id) got the same decision in both modes: the offline provider proposes the same
-    candidates while decisions agree, so a pipeline that disturbed the timing would show here first."""
-    if not all(mode in runs and "run_dir" in runs[mode] for mode in MODES):
+def same_decisions(runs: dict[str, Any]) -> dict[str, Any] | None:
+    """How many candidates (by id) got the same decision in both modes, and the decisions of those that did not:
+    the offline provider proposes the same candidates while decisions agree, so a pipeline that disturbed the
+    timing would show here first."""
+    if not all(mode in runs and "decided" in runs[mode] for mode in MODES):
         return None
-    decided = [{e.candidate_id: e.decision for e in read_events(Path(runs[mode]["run_dir"]) / "events.jsonl")
-                if isinstance(e, CandidateDecided)} for mode in MODES]
-    met = decided[0].keys() & decided[1].keys()
-    return {"candidates": len(met), "same": sum(decided[0][c] == decided[1][c] for c in met)}
+    decided = [runs[mode]["decided"] for mode in MODES]
+    met = sorted(decided[0].keys() & decided[1].keys())
+    differ = {c: dict(zip(MODES, (decided[0][c], decided[1][c]), strict=True)) for c in met
+              if decided[0][c] != decided[1][c]}
+    return {"candidates": len(met), "same": len(met) - len(differ), "differ": differ}
 
 
 def headline(problems: dict[str, dict[str, Any]]) -> dict[str, Any]:
