@@ -297,7 +297,7 @@ def test_the_suite_covers_the_four_categories() -> None:
     assert {"L1", "L2", "Q", "FI"} <= {p.category for p in problems}
 
 
-@pytest.mark.parametrize("name", sorted(SUITE - {"rmsnorm", "softmax"}))
+@pytest.mark.parametrize("name", sorted(SUITE))
 def test_suite_problem_has_realistic_visible_and_unseen_held_out_workloads(name: str) -> None:
     problem = load_problem(name)
     visible = [w for w in problem.workloads if not w.held_out]
