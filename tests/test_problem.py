@@ -265,22 +265,14 @@ def _not_power_of_two(w: Workload) -> bool:
 
 
 @pytest.mark.parametrize("name", ["rmsnorm", "softmax"])
-def test_shipped_problem_workloads(name: str) -> None:
+def test_row_problems_span_decode_to_prefill(name: str) -> None:
     problem = load_problem(name)
     assert problem.name == name
     gpu, cpu = problem.workloads, problem.cpu_workloads
-    visible = [w for w in gpu if not w.held_out]
-    held_out = [w for w in gpu if w.held_out]
-    assert len(visible) >= 6
-    assert len(held_out) == 2
-    assert any(_not_power_of_two(w) for w in gpu)
     assert any(_not_power_of_two(w) for w in cpu)
-    assert any(w.held_out for w in cpu) and any(not w.held_out for w in cpu)
     ms = [w.axes["M"] for w in gpu]
-    ns = [w.axes["N"] for w in gpu]
-    assert min(ms) <= 32
-    assert max(ms) == 16384
-    assert max(ns) == 8192
+    assert min(ms) <= 32 and max(ms) == 16384
+    assert max(w.axes["N"] for w in gpu) >= 8192
     for w in gpu + cpu:
         assert problem.flops(w) > 0 and problem.bytes(w) > 0
     assert problem.reference_path.is_file() and problem.seed_path.is_file()
