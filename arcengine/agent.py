@@ -145,7 +145,7 @@ class Agent:
         decided = await self._judge(campaign, candidate_id, proposal)
         self.state.apply(candidate_id, proposal.source, decided)
         self.write_files(campaign.files)
-        self.state.last_feedback = feedback(candidate_id, proposal, decided, campaign.held_out_values())
+        self.state.last_feedback = feedback(candidate_id, proposal, decided, campaign.held_out_values)
         self.state.phase = "reflecting"
         await self._remember(campaign, replace(context, feedback=self.state.last_feedback), proposal, decided)
         await campaign.after_decision(self, decided)

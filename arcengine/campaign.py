@@ -9,6 +9,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -113,6 +114,7 @@ class Campaign:
         self.rebuilt_from: str | None = None  # a damaged database set aside on resume
         self.campaign_id = history.started.campaign_id if history else new_campaign_id(self.problem.name)
         self.run_dir = history.run_dir.resolve() if history else (config.out / self.campaign_id).resolve()
+        self.candidates_dir = self.run_dir / "candidates"  # joined once: every step names two files in it
         self.memory = Memory(cap=config.memory_cap, scope=config.memory)
         self.provider = provider or create_provider(
             config.model, seed=config.rng_seed, base_url=config.base_url, concurrency=config.provider_concurrency,
@@ -130,7 +132,8 @@ class Campaign:
         self._reserved = 0
         self._started = time.monotonic()
         self.files = FileWriter()
-        self._leaderboard: list[LeaderboardEntry] | None = None  # sorted; rebuilt after a best moves
+        self._leaders: dict[str, LeaderboardEntry] = {}  # each agent's best, in the agents' order
+        self._leaderboard: list[LeaderboardEntry] | None = None  # sorted; re-sorted after a best moves
         self.bus: Bus
         self.store: Store
         self.guard: Guard
@@ -167,23 +170,30 @@ class Campaign:
         return self._proposed
 
     def candidate_path(self, candidate_id: str) -> Path:
-        return self.run_dir / "candidates" / f"{candidate_id}.py"
+        return self.candidates_dir / f"{candidate_id}.py"
 
     def write_candidate(self, candidate_id: str, source: str) -> tuple[Path, anyio.Event]:
         """Queue a candidate's file: its path, and the event set once it is on disk (the guard waits for it)."""
         path = self.candidate_path(candidate_id)
         return path, self.files.put(path, source)
 
+    @cached_property
     def held_out_values(self) -> set[int]:
+        """Axis values only held-out workloads have: an agent's feedback never names them."""
         visible = {v for w in self.guard.workloads if not w.held_out for v in w.axes.values()}
         return {v for w in self.guard.workloads if w.held_out for v in w.axes.values()} - visible
 
     def leaderboard(self, exclude: str | None = None) -> list[LeaderboardEntry]:
         if self._leaderboard is None:  # every agent's context shows it: sort once per change, not per step
-            entries = [LeaderboardEntry(a.id, a.strategy.name, a.state.best_id, a.state.best_speedup,
-                                        a.state.best_source) for a in self.agents]
-            self._leaderboard = sorted(entries, key=lambda e: -(e.speedup or 0.0))
+            self._leaderboard = sorted(self._leaders.values(), key=lambda e: -(e.speedup or 0.0))
         return [entry for entry in self._leaderboard if entry.agent_id != exclude]
+
+    def _post_best(self, agent: Agent) -> None:
+        """The agent's best, as the leaderboard shows it (only its own entry is rebuilt when it moves)."""
+        state = agent.state
+        self._leaders[agent.id] = LeaderboardEntry(agent.id, agent.strategy.name, state.best_id, state.best_speedup,
+                                                   state.best_source)
+        self._leaderboard = None
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @classmethod
@@ -205,7 +215,7 @@ class Campaign:
         # Textual loaded, long enough to show as the slowest decisions of a busy campaign.
         gc.collect()
         gc.freeze()
-        (self.run_dir / "candidates").mkdir(parents=True, exist_ok=history is not None)
+        self.candidates_dir.mkdir(parents=True, exist_ok=history is not None)
         configure_logging(self.run_dir / "engine.log")
         writer = EventLogWriter(self.run_dir / "events.jsonl")
         await writer.open()
@@ -346,7 +356,8 @@ class Campaign:
         seed_source = self.problem.seed_path.read_text(encoding="utf-8")
         for number, strategy in enumerate(self._strategies(seed_source), start=1):
             self.agents.append(self._fresh_agent(number, strategy, seed_source))
-        self._leaderboard = None
+        for agent in self.agents:
+            self._post_best(agent)
         return True
 
     def _strategies(self, seed_source: str) -> list[Skill]:
@@ -374,7 +385,8 @@ class Campaign:
         strategies = self._strategies(seed_source)
         for number in range(len(self.agents) + 1, self.config.agents + 1):  # the crash came before they started
             self.agents.append(self._fresh_agent(number, strategies[number - 1], seed_source))
-        self._leaderboard = None
+        for agent in self.agents:
+            self._post_best(agent)
         restore = getattr(self.provider, "restore", None)
         if callable(restore):  # a provider with its own memory (the offline tuner's tried settings)
             restore(history.events)
@@ -419,7 +431,7 @@ class Campaign:
 
     async def after_decision(self, agent: Agent, decided: CandidateDecided) -> None:
         if decided.decision == "KEEP" and decided.speedup is not None:
-            self._leaderboard = None  # the agent's best moved
+            self._post_best(agent)  # the agent's best moved
             improved = self.best is None or decided.speedup > self.best.speedup
             if improved:
                 self.best = Best(agent.id, decided.candidate_id, decided.speedup)
@@ -429,9 +441,10 @@ class Campaign:
         config = self.config
         if config.target_speedup and self.best and self.best.speedup >= config.target_speedup:
             self.stop(f"target speedup {config.target_speedup}x reached")
-        live = [a for a in self.agents if a.state.phase not in ("dead", "done") and not a.state.exhausted]
-        if config.plateau and live and all(a.state.plateau >= config.plateau for a in live):
-            self.stop(f"plateau: every agent went {config.plateau} candidates without a KEEP")
+        if config.plateau:  # every agent is looked at after every decision: only when there is a plateau to reach
+            live = [a for a in self.agents if a.state.phase not in ("dead", "done") and not a.state.exhausted]
+            if live and all(a.state.plateau >= config.plateau for a in live):
+                self.stop(f"plateau: every agent went {config.plateau} candidates without a KEEP")
 
     def stop(self, reason: str) -> None:
         if self.stop_reason is None:

@@ -42,7 +42,10 @@ class Memory:
     def __init__(self, cap: int | None = 16, scope: Scope = "shared") -> None:
         self.cap = cap
         self.scope = scope
-        self._entries: dict[str, MemoryRecorded] = {}
+        # Entries by bucket (kind, kernel type, owner), each in arrival order: every agent's step recalls two
+        # buckets, and a private memory holds one set of buckets per agent.
+        self._buckets: dict[tuple[str, str, str | None], dict[str, MemoryRecorded]] = {}
+        self._bucket_of: dict[str, tuple[str, str, str | None]] = {}  # entry id -> its bucket
 
     async def record(self, publish_all: Callable[[list[Event]], Awaitable[Any]], **conclusion: Any) -> None:
         """Admit a conclusion and publish its events (the entry and what it evicts, together). They are folded in
@@ -59,10 +62,7 @@ class Memory:
         return agent_id if self.scope == "private" else None
 
     def _bucket(self, kind: str, kernel_type: str, owner: str | None) -> list[MemoryRecorded]:
-        return [
-            e for e in self._entries.values()
-            if e.kind == kind and e.kernel_type == kernel_type and e.owner == owner
-        ]
+        return list(self._buckets.get((kind, kernel_type, owner), {}).values())
 
     def admit(
         self,
@@ -108,9 +108,10 @@ class Memory:
 
     def _fold(self, event: Event) -> None:
         if isinstance(event, MemoryRecorded):
-            self._entries[event.entry_id] = event
-        elif isinstance(event, MemoryEvicted):
-            self._entries.pop(event.entry_id, None)
+            bucket = self._bucket_of.setdefault(event.entry_id, (event.kind, event.kernel_type, event.owner))
+            self._buckets.setdefault(bucket, {})[event.entry_id] = event
+        elif isinstance(event, MemoryEvicted) and event.entry_id in self._bucket_of:
+            del self._buckets[self._bucket_of.pop(event.entry_id)][event.entry_id]
 
     def recall(self, kernel_type: str, agent_id: str) -> Recall:
         owner = self.owner_for(agent_id)
@@ -118,4 +119,4 @@ class Memory:
         return Recall(wins=wins, traps=self._bucket("trap", kernel_type, owner))
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._bucket_of)

@@ -138,3 +138,33 @@ async def test_memory_scope_recorded(campaign_config, scope: str) -> None:
         assert owners <= {None}
     else:
         assert None not in owners
+
+
+
+async def test_the_leaderboard_shows_each_best_once_it_is_announced(tmp_path: Path) -> None:
+    """The leaderboard is kept one entry at a time: whenever a new best is announced it must be on the board, and
+    at the end the board must equal one built afresh from the agents' states, best first."""
+    from arcengine.config import CampaignConfig
+    from arcengine.events import BestImproved, Event
+    from arcengine.testing import StubGuard, SyntheticProvider
+
+    announced: list[BestImproved] = []
+    missed: list[BestImproved] = []  # not raised in the subscriber: the campaign would take it for the agent's
+
+    class Checking:
+        async def on_event(self, event: Event) -> None:
+            if isinstance(event, BestImproved) and event.agent_id != "seed":
+                board = {e.agent_id: (e.candidate_id, e.speedup) for e in campaign.leaderboard()}
+                announced.append(event)
+                if board.get(event.agent_id) != (event.candidate_id, event.speedup):
+                    missed.append(event)
+
+    config = CampaignConfig(problem="rmsnorm", agents=3, budget=40, plateau=None, out=tmp_path, leaderboard=True)
+    campaign = Campaign(config, display=Checking(), provider=SyntheticProvider(),
+                        guard_factory=lambda c: StubGuard(c.problem, c.bus))
+    await campaign.run()
+    assert len({e.agent_id for e in announced}) >= 2 and not missed  # more than one agent's best moved
+    afresh = sorted(((a.id, a.state.best_id, a.state.best_speedup) for a in campaign.agents),
+                    key=lambda entry: -(entry[2] or 0.0))
+    assert [(e.agent_id, e.candidate_id, e.speedup) for e in campaign.leaderboard()] == afresh
+    assert all(e.agent_id != "a1" for e in campaign.leaderboard(exclude="a1"))
