@@ -34,7 +34,8 @@ CATCH_UP_S = 0.05  # reading time per tick while a long log is caught up on: the
 # by a few percent at most, while a quiet one still redraws several times a second.
 REDRAW_SHARE = 0.04
 REDRAW_WAIT_MAX_S = 2.5
-FEED_ROWS = 500  # decisions the feed table holds while following the newest
+FEED_ROWS = 500  # decisions the feed table holds at most while following the newest
+FEED_KEPT = 100  # the newest it keeps when it would hold more: rebuilt once per 400 decisions, not per redraw
 MAIN_ONLY = ("open", "open_best", "toggle_follow")  # actions that make sense on the main screen only
 
 
@@ -285,7 +286,7 @@ class CampaignApp(App[None]):
         if self.follow and len(feed) - self._feed_first > FEED_ROWS:
             # Keep the newest rows only (all decisions are in the log and `arcengine report`): a table's new row
             # costs a measure of every cell, and a fast campaign brings thousands between two redraws.
-            start = self._feed_first = len(feed) - FEED_ROWS
+            start = self._feed_first = len(feed) - FEED_KEPT
             table.clear()
         for index in range(start, len(feed)):
             entry = feed[index]

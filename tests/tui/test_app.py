@@ -196,13 +196,14 @@ async def test_events_pushed_by_the_campaigns_process() -> None:
 async def test_the_feed_keeps_the_newest_decisions_while_following(monkeypatch: pytest.MonkeyPatch,
                                                                     events: list[Event]) -> None:
     monkeypatch.setattr("arcengine.tui.app.FEED_ROWS", 4)
+    monkeypatch.setattr("arcengine.tui.app.FEED_KEPT", 3)
     app = CampaignApp(None, refresh_s=REFRESH_S)
     async with app.run_test(size=SIZE) as pilot:
         app.push_events(events)
-        await until(pilot, lambda: app.feed_table.row_count == 4)  # 6 decisions, the seed's included
-        assert [cell(app.feed_table, r, 4) for r in range(4)] == ["c0002", "c0003", "c0004", "c0005"]
-        assert app.feed_table.cursor_row == 3
-        assert app.feed_table.border_subtitle.startswith("newest 4 of 6")
+        await until(pilot, lambda: app.feed_table.row_count == 3)  # 6 decisions, the seed's included
+        assert [cell(app.feed_table, r, 4) for r in range(3)] == ["c0003", "c0004", "c0005"]
+        assert app.feed_table.cursor_row == 2
+        assert app.feed_table.border_subtitle.startswith("newest 3 of 6")
         await pilot.press("up", "enter")  # a kept row still opens its candidate
         await until(pilot, lambda: app.detail is not None)
         assert app.detail is not None and app.detail.candidate_id == "c0004"
