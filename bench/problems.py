@@ -103,7 +103,8 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
     wanted = ["torch_compile"] if args.no_max_autotune else list(COMPILE_MODES)
     rows = list((earlier or {}).get("workloads", []))
     errors: dict[str, str] = {}
-    started = time.monotonic()
+    # a resumed problem's seconds are those of every run that measured it, not only this one's
+    started = time.monotonic() - (earlier or {}).get("seconds", 0.0)
     result = {"category": problem.category, "kernel_type": problem.kernel_type, "workloads": rows,
               "errors": errors, "complete": False}
     for workload in problem.workloads_for(device.type):
@@ -165,7 +166,8 @@ def main() -> None:
         result["problems"] = earlier.get("problems", {})
         # rows come from several runs: keep each run's date and command, not only the newest one's
         result["earlier_runs"] = [*earlier.get("earlier_runs", []),
-                                  {"date": earlier["date"], "command": earlier["command"]}]
+                                  {"date": earlier["date"], "command": earlier["command"],
+                                   "gpu_uuid": earlier["device"].get("uuid"), "ceilings": earlier["ceilings"]}]
     for name in args.problems or shipped_problem_names():
         problem = load_problem(name)
         if device.type == "cpu" and problem.cpu_unsupported:
@@ -173,7 +175,7 @@ def main() -> None:
 
         def save(measured: dict[str, Any], name: str = problem.name) -> None:
             result["problems"][name] = measured
-            args.out.write_text(json.dumps(result, indent=1))
+            args.out.write_text(json.dumps(result, indent=1) + "\n")
 
         save(measure_problem(problem, device, ceilings, args, result["problems"].get(problem.name), save))
         print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
@@ -191,7 +193,7 @@ def _merge(out: Path, partial: Path, name: str) -> None:
     merged = json.loads(out.read_text()) if out.is_file() else {**measured, "problems": {}}
     if name in measured.get("problems", {}):
         merged["problems"][name] = {**measured["problems"][name], "ceilings": measured["ceilings"]}
-    out.write_text(json.dumps(merged, indent=1))
+    out.write_text(json.dumps(merged, indent=1) + "\n")
     partial.unlink()
 
 
