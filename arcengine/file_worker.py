@@ -1,6 +1,6 @@
-"""The run folder's file writer, a process of its own that ``arcengine.files`` starts with ``python -I`` (this
-file, by path, with the standard library only). Batches of files arrive on stdin; each is answered on stdout,
-one JSON line, once all its files are written.
+"""The run folder's file writer, a process of its own that ``arcengine.files`` starts through
+``arcengine.helper`` (with the standard library only). Batches of files arrive on stdin; each is answered on
+stdout, one JSON line, once all its files are written.
 
 A process and not a thread of the engine: every system call of a thread hands the interpreter's lock back and
 forth with the busy event loop, which made a 64-agent campaign's 10,000 candidate files cost 0.5 ms each where

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from arcengine.bus import RecordingError
+from arcengine.db_worker import MIGRATIONS
 from arcengine.events import (
     AgentFailed,
     AgentStarted,
@@ -22,7 +26,7 @@ from arcengine.events import (
     MemoryRecorded,
     WorkloadResult,
 )
-from arcengine.store import MIGRATIONS, Store
+from arcengine.store import Store
 
 TABLES = {"campaign", "agents", "candidates", "decisions", "measurements", "memory", "archives", "devices"}
 
@@ -231,3 +235,25 @@ async def test_events_queued_together_commit_together_with_their_bookmark(store:
     await store.apply(_decided("k1", "KEEP", seq=2))
     assert await store.last_seq() == 2  # a read writes what is queued first
     assert await store.decision_counts() == {"KEEP": 1}
+
+
+async def test_the_database_is_written_by_a_process_of_its_own_without_keys_and_its_death_is_a_recording_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-canary-store")
+    store = await Store.open(tmp_path / "campaign.db")
+    await store.apply(_proposed("k1", seq=1))
+    await store.flush()
+    pid = store.writer_pid
+    assert pid is not None and pid != os.getpid()
+    assert b"sk-canary-store" not in Path(f"/proc/{pid}/environ").read_bytes()
+    assert await store.rows("SELECT id FROM candidates") == [{"id": "k1"}]  # its commit is what the engine reads
+    os.kill(pid, signal.SIGKILL)
+    await store.apply(_decided("k1", "KEEP", seq=2))
+    with pytest.raises(RecordingError, match="database writer process"):
+        await store.flush()
+    with pytest.raises(RecordingError):  # and nothing is written after it
+        await store.flush()
+    await store.close()
+    assert store.writer_pid is None
+    with sqlite3.connect(tmp_path / "campaign.db") as db:  # what was committed before is intact
+        assert db.execute("SELECT last_seq FROM progress").fetchone() == (1,)
