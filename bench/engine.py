@@ -110,10 +110,7 @@ def one(agents: int, candidates: int, tui: bool) -> dict[str, Any]:
         summary = anyio.run(runner, agents, candidates, Path(out))
         figures = measure(Path(summary["run_dir"]), summary["finished_ts"])
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-    # the largest of the engine's helper processes (the file writer, the database writer), ended by now
-    helper_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"agents": agents, "tui": tui, **figures, "peak_rss_mb": peak_kib / 1024,
-            "helper_peak_rss_mb": helper_kib / 1024}
+    return {"agents": agents, "tui": tui, **figures, "peak_rss_mb": peak_kib / 1024}
 
 
 def _cpu_name() -> str:
@@ -172,7 +169,6 @@ def main() -> None:
             f"p99_ms_{most}_agents": headless["latency_p99_ms"],
             f"proposal_to_decision_p99_ms_{most}_agents": headless["proposal_to_decision_p99_ms"],
             "rss_mb_10k": headless["peak_rss_mb"],
-            "helper_rss_mb_10k": headless["helper_peak_rss_mb"],  # the largest helper process, beside it
             "tui_cost_fraction": float(np.median(ui_costs)),
         },
         "tui_cost_fraction_per_round": ui_costs,
