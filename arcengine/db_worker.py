@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from arcengine.file_worker import HEADER, read_exactly
+from arcengine import framing
 
 # Each entry migrates the schema from version i to i + 1; never edit a released entry, append a new one.
 MIGRATIONS: list[str] = [
@@ -155,21 +155,19 @@ def statements(e: dict[str, Any]) -> list[Statement]:
 def serve(path: str, requests: BinaryIO, replies: BinaryIO) -> None:
     db = connect(path)
     try:
-        while (header := read_exactly(requests, HEADER.size)) is not None:
-            payload = read_exactly(requests, HEADER.unpack(header)[0])
-            if payload is None:
-                return
-            reply: dict[str, object] = {"ok": True}
-            try:
-                apply_lines(db, payload.splitlines())
-            except sqlite3.IntegrityError as error:
-                reply = {"ok": False, "integrity": True, "error": str(error)}
-            except (sqlite3.DatabaseError, OSError) as error:  # "database or disk is full", "disk I/O error"
-                reply = {"ok": False, "integrity": False, "error": str(error)}
-            replies.write(json.dumps(reply).encode() + b"\n")
-            replies.flush()
+        framing.serve(lambda payload: write_batch(db, payload), requests, replies)
     finally:
         db.close()
+
+
+def write_batch(db: sqlite3.Connection, payload: bytes) -> dict[str, object]:
+    try:
+        apply_lines(db, payload.splitlines())
+    except sqlite3.IntegrityError as error:
+        return {"ok": False, "integrity": True, "error": str(error)}
+    except (sqlite3.DatabaseError, OSError) as error:  # "database or disk is full", "disk I/O error"
+        return {"ok": False, "integrity": False, "error": str(error)}
+    return {"ok": True}
 
 
 if __name__ == "__main__":

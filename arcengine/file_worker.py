@@ -14,14 +14,11 @@ End of input ends the process, after the batch in hand: a killed engine loses no
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
-import struct
 import sys
-from typing import BinaryIO
 
-HEADER = struct.Struct("<Q")
+from arcengine.framing import serve
 
 
 def write_file(path: str, data: bytes, atomic: bool) -> None:
@@ -46,32 +43,14 @@ def overwrite(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def read_exactly(stream: BinaryIO, size: int) -> bytes | None:
-    """``size`` bytes, or None at the end of input."""
-    chunks, left = [], size
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
-
-
-def serve(requests: BinaryIO, replies: BinaryIO) -> None:
-    while (header := read_exactly(requests, HEADER.size)) is not None:
-        payload = read_exactly(requests, HEADER.unpack(header)[0])
-        if payload is None:
-            return
-        reply: dict[str, object] = {"ok": True}
-        try:
-            for path, data, atomic in pickle.loads(payload):
-                write_file(path, data, atomic)
-        except OSError as error:
-            reply = {"ok": False, "filename": error.filename, "strerror": error.strerror or str(error)}
-        replies.write(json.dumps(reply).encode() + b"\n")
-        replies.flush()
+def write_batch(payload: bytes) -> dict[str, object]:
+    try:
+        for path, data, atomic in pickle.loads(payload):
+            write_file(path, data, atomic)
+    except OSError as error:
+        return {"ok": False, "filename": error.filename, "strerror": error.strerror or str(error)}
+    return {"ok": True}
 
 
 if __name__ == "__main__":
-    serve(sys.stdin.buffer, sys.stdout.buffer)
+    serve(write_batch, sys.stdin.buffer, sys.stdout.buffer)

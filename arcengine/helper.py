@@ -17,7 +17,7 @@ from anyio.abc import ByteSendStream, Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from arcengine.bus import RecordingError
-from arcengine.file_worker import HEADER
+from arcengine.framing import HEADER
 
 REPLY_MAX_BYTES = 1 << 16
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[1])
