@@ -2,7 +2,8 @@
 
 ``publish`` numbers the event, masks any secret in it, appends it to the log, then hands it to each subscriber in
 order of subscription, and returns. Events are numbered in the order they are published, and logged and handed
-over in that order; what many agents publish at once is logged in one write (group commit).
+over in that order; what many agents publish at once is logged in one write (group commit). Line subscribers (the
+database) get each batch's log lines as written, before the event subscribers hear of its events.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ import time
 from collections.abc import Awaitable, Callable
 
 from arcengine.batching import GroupCommit
-from arcengine.eventlog import EventLogWriter
+from arcengine.eventlog import EventLogWriter, lines_of
 from arcengine.events import Event
 from arcengine.redact import redact_event, secret_values
 
 Subscriber = Callable[[Event], Awaitable[None]]
+LineSubscriber = Callable[[str], None]
 
 
 class RecordingError(Exception):
@@ -30,12 +32,18 @@ class Bus:
         self._secrets = secret_values()
         self._log = log
         self._subscribers: list[Subscriber] = []
+        self._line_subscribers: list[LineSubscriber] = []
         self._next_seq = first_seq
         self._record = GroupCommit(self._log_and_deliver)
         self.broken: str | None = None  # why the log cannot be written any more
 
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
+
+    def subscribe_lines(self, subscriber: LineSubscriber) -> None:
+        """Hand ``subscriber`` each batch's log lines, once they are written and before any event subscriber hears
+        of them: a projection of the log (the database) then needs no second serialisation of the events."""
+        self._line_subscribers.append(subscriber)
 
     async def publish(self, event: Event) -> Event:
         return (await self.publish_all([event]))[0]
@@ -56,12 +64,15 @@ class Bus:
         """One batch: every event is in the log before any subscriber hears of it."""
         if self.broken is not None:  # an earlier batch could not be written: nothing after it may be
             raise RecordingError(self.broken)
+        text = lines_of(events) if self._log is not None or self._line_subscribers else ""
         if self._log is not None:
             try:
-                await self._log.append_all(events)
+                await self._log.append_text(text)
             except OSError as error:
                 self.broken = f"cannot write {self._log.path}: {error.strerror or error}"
                 raise RecordingError(self.broken) from error
+        for line_subscriber in self._line_subscribers:
+            line_subscriber(text)
         for event in events:
             for subscriber in self._subscribers:
                 await subscriber(event)

@@ -223,7 +223,7 @@ class Campaign:
         if history is not None:
             await self._restore(history)
         self.bus = Bus(writer, first_seq=history.last_seq + 1 if history else 1)
-        self.bus.subscribe(self.store.apply)
+        self.bus.subscribe_lines(self.store.apply_lines)
         self.bus.subscribe(self.memory.apply)
         self.bus.subscribe(self._count)
         if self.display is not None:

@@ -34,11 +34,13 @@ class EventLogWriter:
         await self.append_all([event])
 
     async def append_all(self, events: list[Event]) -> None:
+        await self.append_text(lines_of(events))
+
+    async def append_text(self, text: str) -> None:
         """One write for all the lines (the buffer is empty before it): a kill keeps all of them or a prefix,
         whose cut last line the reader skips."""
         assert self._file is not None, "EventLogWriter.open() first"
-        await anyio.to_thread.run_sync(_write_and_flush, self._file,
-                                       "".join(dump_event(event) + "\n" for event in events))
+        await anyio.to_thread.run_sync(_write_and_flush, self._file, text)
 
     async def close(self) -> None:
         if self._file is not None:
@@ -47,6 +49,11 @@ class EventLogWriter:
             with contextlib.suppress(OSError):
                 self._file.close()
             self._file = None
+
+
+def lines_of(events: list[Event]) -> str:
+    """The events as the log holds them: one JSON line each."""
+    return "".join(dump_event(event) + "\n" for event in events)
 
 
 def _write_and_flush(file: TextIO, text: str) -> None:

@@ -2,12 +2,12 @@
 and archives. WAL mode; the schema is migrated forward with ``PRAGMA user_version`` (both in
 ``arcengine/db_worker.py``).
 
-``apply`` only queues an event: a writer (``run``, in the campaign's task group) hands what has queued up, as the
-event log's JSON lines, to the database writer's process, which writes it in one transaction with the
-``progress`` bookmark. So the event loop never waits on the disk nor shares the interpreter's lock with the
-database's work, a busy campaign writes many events per commit, and after a crash the database holds exactly
-the events up to its bookmark (the log, written first, has the rest). Reads go through the engine's own
-connection, after what is queued is written; ``close`` writes it too."""
+``apply`` and ``apply_lines`` (the bus hands it each batch's log lines) only queue events: a writer (``run``, in the
+campaign's task group) hands what has queued up, as the event log's JSON lines, to the database writer's process,
+which writes it in one transaction with the ``progress`` bookmark. So the event loop never waits on the disk nor
+shares the interpreter's lock with the database's work, a busy campaign writes many events per commit, and after a
+crash the database holds exactly the events up to its bookmark (the log, written first, has the rest). Reads go
+through the engine's own connection, after what is queued is written; ``close`` writes it too."""
 
 from __future__ import annotations
 
@@ -55,8 +55,12 @@ class Store:
             await self._call(self._db.close)
 
     async def apply(self, event: Event) -> None:
-        """Queue one event for the writer (a bus subscriber: the event is already in the log)."""
-        self._writer.put(event)
+        """Queue one event for the writer."""
+        self.apply_lines(dump_event(event) + "\n")
+
+    def apply_lines(self, text: str) -> None:
+        """Queue events as the log holds them, one JSON line each (a bus line subscriber: they are in the log)."""
+        self._writer.put(text)
 
     async def run(self) -> None:
         """The writer: write each batch that queues up, until cancelled."""
@@ -66,8 +70,8 @@ class Store:
         """Write what is queued."""
         await self._writer.flush()
 
-    async def _write(self, events: list[Event]) -> None:
-        reply = await self._process.request("".join(dump_event(event) + "\n" for event in events).encode())
+    async def _write(self, texts: list[str]) -> None:
+        reply = await self._process.request("".join(texts).encode())
         if reply["ok"]:
             return
         if reply["integrity"]:

@@ -101,3 +101,34 @@ async def test_concurrent_publishes_give_a_log_numbered_in_order(tmp_path: Path)
     assert [e.seq for e in logged] == list(range(1, 51))
     assert seen == list(range(1, 51))
     assert sorted(e.agent_id for e in logged) == sorted(f"a{i}" for i in range(50))
+
+
+async def test_line_subscribers_get_the_lines_as_written_before_the_event_subscribers(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    writer = EventLogWriter(path)
+    await writer.open()
+    bus = Bus(writer)
+    heard: list[str] = []
+
+    def keep_lines(text: str) -> None:
+        assert path.read_text().endswith(text)  # written first
+        heard.append(text)
+
+    async def on_event(event: Event) -> None:
+        heard.append(f"event {event.seq}")
+
+    bus.subscribe_lines(keep_lines)
+    bus.subscribe(on_event)
+    await bus.publish_all([_event(0), _event(1)])
+    await bus.publish(_event(2))
+    await writer.close()
+    lines = path.read_text().splitlines(keepends=True)
+    assert heard == ["".join(lines[:2]), "event 1", "event 2", lines[2], "event 3"]
+
+
+async def test_line_subscribers_are_fed_without_a_log() -> None:
+    bus = Bus(None)
+    heard: list[str] = []
+    bus.subscribe_lines(heard.append)
+    published = await bus.publish(_event(0))
+    assert heard == [published.model_dump_json() + "\n"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -269,9 +270,9 @@ class HeldLog:
         self.release = anyio.Event()
         self.written: list[str] = []
 
-    async def append_all(self, events: list[Any]) -> None:
+    async def append_text(self, text: str) -> None:
         await self.release.wait()
-        self.written += [event.candidate_id for event in events]
+        self.written += [json.loads(line)["candidate_id"] for line in text.splitlines()]
 
 
 async def test_the_worker_goes_on_while_a_decision_is_logged_and_no_agent_holds_it_before(tmp_path: Path) -> None:
