@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
+import pytest
 
 from arcengine.bus import Bus
 from arcengine.eventlog import EventLogWriter, read_events
 from arcengine.events import AgentStarted, Event, MemoryEvicted
+
+
+@pytest.fixture
+async def logged(tmp_path: Path) -> AsyncIterator[tuple[Bus, Path]]:
+    """A bus that writes a real event log, and the log's path."""
+    path = tmp_path / "events.jsonl"
+    writer = EventLogWriter(path)
+    await writer.open()
+    try:
+        yield Bus(writer), path
+    finally:
+        await writer.close()
 
 
 def _event(i: int) -> MemoryEvicted:
@@ -36,11 +50,8 @@ async def test_publish_does_not_mutate_the_given_event() -> None:
     assert published.seq == 1
 
 
-async def test_event_is_in_the_log_before_subscribers_see_it(tmp_path: Path) -> None:
-    path = tmp_path / "events.jsonl"
-    writer = EventLogWriter(path)
-    await writer.open()
-    bus = Bus(writer)
+async def test_event_is_in_the_log_before_subscribers_see_it(logged: tuple[Bus, Path]) -> None:
+    bus, path = logged
     seen_in_log: list[list[int]] = []
 
     async def reader(event: Event) -> None:
@@ -49,11 +60,8 @@ async def test_event_is_in_the_log_before_subscribers_see_it(tmp_path: Path) -> 
         seen_in_log.append(seqs)
 
     bus.subscribe(reader)
-    try:
-        for i in range(3):
-            await bus.publish(_event(i))
-    finally:
-        await writer.close()
+    for i in range(3):
+        await bus.publish(_event(i))
     assert seen_in_log == [[1], [1, 2], [1, 2, 3]]
 
 
@@ -74,11 +82,8 @@ async def test_subscribers_called_in_subscription_order_with_the_published_event
     assert calls == [("store", 5), ("memory", 5), ("display", 5), ("store", 6), ("memory", 6), ("display", 6)]
 
 
-async def test_concurrent_publishes_give_a_log_numbered_in_order(tmp_path: Path) -> None:
-    path = tmp_path / "events.jsonl"
-    writer = EventLogWriter(path)
-    await writer.open()
-    bus = Bus(writer)
+async def test_concurrent_publishes_give_a_log_numbered_in_order(logged: tuple[Bus, Path]) -> None:
+    bus, path = logged
     seen: list[int] = []
 
     async def slow_subscriber(event: Event) -> None:
@@ -91,23 +96,18 @@ async def test_concurrent_publishes_give_a_log_numbered_in_order(tmp_path: Path)
         await anyio.sleep(0)
         await bus.publish(AgentStarted(agent_id=f"a{i}", strategy="s", provider="offline"))
 
-    try:
-        async with anyio.create_task_group() as tg:
-            for i in range(50):
-                tg.start_soon(agent, i)
-    finally:
-        await writer.close()
+    async with anyio.create_task_group() as tg:
+        for i in range(50):
+            tg.start_soon(agent, i)
     logged = list(read_events(path))
     assert [e.seq for e in logged] == list(range(1, 51))
     assert seen == list(range(1, 51))
     assert sorted(e.agent_id for e in logged) == sorted(f"a{i}" for i in range(50))
 
 
-async def test_line_subscribers_get_the_lines_as_written_before_the_event_subscribers(tmp_path: Path) -> None:
-    path = tmp_path / "events.jsonl"
-    writer = EventLogWriter(path)
-    await writer.open()
-    bus = Bus(writer)
+async def test_line_subscribers_get_the_lines_as_written_before_the_event_subscribers(
+        logged: tuple[Bus, Path]) -> None:
+    bus, path = logged
     heard: list[str] = []
 
     def keep_lines(text: str) -> None:
@@ -121,7 +121,6 @@ async def test_line_subscribers_get_the_lines_as_written_before_the_event_subscr
     bus.subscribe(on_event)
     await bus.publish_all([_event(0), _event(1)])
     await bus.publish(_event(2))
-    await writer.close()
     lines = path.read_text().splitlines(keepends=True)
     assert heard == ["".join(lines[:2]), "event 1", "event 2", lines[2], "event 3"]
 
