@@ -6,14 +6,16 @@ A process and not a thread of the engine: every system call of a thread hands th
 forth with the busy event loop, which made a 64-agent campaign's 10,000 candidate files cost 0.5 ms each where
 one costs 20 us alone, and the campaign waited for them.
 
-A request is an 8-byte little-endian length, then a pickle of ``[(path, data, atomic), ...]`` (from the engine
-that started this process, so the pickle is trusted). A reply is ``{"ok": true}``, or ``{"ok": false,
+A request is an 8-byte little-endian length, then one pickle of ``(path, data, atomic)`` per file, one after
+the other (from the engine that started this process, so the pickles are trusted); a path that comes twice is
+written once, with its last data. A reply is ``{"ok": true}``, or ``{"ok": false,
 "filename": ..., "strerror": ...}`` for the first file that could not be written (the batch stops there).
 End of input ends the process, after the batch in hand: a killed engine loses no file it had handed over.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import sys
@@ -43,9 +45,19 @@ def overwrite(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+def files_of(payload: bytes) -> dict[str, tuple[bytes, bool]]:
+    """The batch's files by path, each with its last data (a kernel rewritten while the disk was busy)."""
+    stream = io.BytesIO(payload)
+    latest: dict[str, tuple[bytes, bool]] = {}
+    while stream.tell() < len(payload):
+        path, data, atomic = pickle.load(stream)
+        latest[path] = data, atomic
+    return latest
+
+
 def write_batch(payload: bytes) -> dict[str, object]:
     try:
-        for path, data, atomic in pickle.loads(payload):
+        for path, (data, atomic) in files_of(payload).items():
             write_file(path, data, atomic)
     except OSError as error:
         return {"ok": False, "filename": error.filename, "strerror": error.strerror or str(error)}

@@ -6,7 +6,6 @@ a child loads it."""
 from __future__ import annotations
 
 import pickle
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -14,13 +13,6 @@ import anyio
 from arcengine.batching import BatchWriter
 from arcengine.bus import RecordingError
 from arcengine.helper import HelperProcess
-
-
-@dataclass(frozen=True)
-class FileText:
-    path: Path
-    text: str
-    atomic: bool = False  # readers never see it half-written (a temporary file, then a rename)
 
 
 class FileWriter:
@@ -34,8 +26,11 @@ class FileWriter:
         return self._process.pid
 
     def put(self, path: Path, text: str, *, atomic: bool = False) -> anyio.Event:
-        """Queue a file; the event is set once it is on disk."""
-        return self._writer.put(FileText(path, text, atomic))
+        """Queue a file; the event is set once it is on disk. ``atomic``: readers never see it half-written.
+
+        The file is pickled here, so each caller pays for its own: pickled at once when the batch is sent, a
+        batch that grew while the disk was slow held the loop for milliseconds."""
+        return self._writer.put(pickle.dumps((str(path), text.encode(), atomic)))
 
     async def write(self, path: Path, text: str, *, atomic: bool = False) -> None:
         """Returns once the file holds ``text``."""
@@ -51,8 +46,7 @@ class FileWriter:
         finally:
             await self._process.aclose()  # its input closes: it writes what it has, then exits
 
-    async def _write_batch(self, files: list[FileText]) -> None:
-        latest = {file.path: file for file in files}.values()  # a path written twice gets its last text only
-        reply = await self._process.request(pickle.dumps([(str(f.path), f.text.encode(), f.atomic) for f in latest]))
+    async def _write_batch(self, files: list[bytes]) -> None:
+        reply = await self._process.request(b"".join(files))
         if not reply["ok"]:
             raise RecordingError(f"cannot write {reply['filename']}: {reply['strerror']}")

@@ -11,6 +11,7 @@ import pytest
 
 from arcengine.bus import RecordingError
 from arcengine.files import FileWriter
+from arcengine.helper import NICENESS
 
 
 async def test_files_are_on_disk_when_their_event_is_set_and_rewrites_replace_them(tmp_path: Path) -> None:
@@ -55,6 +56,8 @@ async def test_the_writer_is_a_process_of_its_own_without_keys_and_its_death_is_
             pid = files.worker_pid
             assert pid is not None and pid != os.getpid()
             assert b"sk-canary-files" not in Path(f"/proc/{pid}/environ").read_bytes()
+            engine_niceness = os.getpriority(os.PRIO_PROCESS, 0)
+            assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, engine_niceness + NICENESS)  # the loop goes first
             os.kill(pid, signal.SIGKILL)
             files.put(tmp_path / "b.py", "b\n")
             await anyio.sleep_forever()  # the writer's failure ends the task group
