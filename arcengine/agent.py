@@ -147,7 +147,7 @@ class Agent:
         self.write_files(campaign.files)
         self.state.last_feedback = feedback(candidate_id, proposal, decided, campaign.held_out_values)
         self.state.phase = "reflecting"
-        await self._remember(campaign, replace(context, feedback=self.state.last_feedback), proposal, decided)
+        await self._remember(campaign, context, proposal, decided)
         await campaign.after_decision(self, decided)
         self.state.phase = "idle"
 
@@ -172,6 +172,7 @@ class Agent:
         """KEEP becomes a win and REVERT a trap: the provider's conclusion, within memory's field limits."""
         if decided.decision not in ("KEEP", "REVERT"):
             return
+        context = replace(context, feedback=self.state.last_feedback)  # the reflection sees the decision
         reflection = await self.provider.reflect(context, proposal, decided)
         if reflection.request:
             await campaign.bus.publish(ProviderCalled(

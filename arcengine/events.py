@@ -46,6 +46,8 @@ class WorkloadResult(BaseModel):
     harness: dict[str, float] = Field(default_factory=dict)  # how the timer itself behaved (head start, ...)
 
 
+# Empty lists and dicts come from default_factory: pydantic deep-copies a literal [] or {} default for every
+# instance, 1.4 us each, 5.5 of the 6.8 us a decision with four of them took to build.
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -62,7 +64,7 @@ class CampaignStarted(_Event):
     kernel_type: str
     config: dict[str, Any]
     device: str
-    versions: dict[str, str | None] = {}
+    versions: dict[str, str | None] = Field(default_factory=dict)
 
 
 class CampaignResumed(_Event):
@@ -70,8 +72,8 @@ class CampaignResumed(_Event):
 
     type: Literal["campaign_resumed"] = "campaign_resumed"
     after_seq: int  # the last event before the crash
-    interrupted: list[str] = []
-    versions: dict[str, str] = {}
+    interrupted: list[str] = Field(default_factory=list)
+    versions: dict[str, str] = Field(default_factory=dict)
     database_damaged: str | None = None  # the damaged database, set aside; the new one was rebuilt from the log
 
 
@@ -127,12 +129,13 @@ class CandidateDecided(_Event):
     vs_incumbent: float | None = None  # geometric mean of paired incumbent/candidate time ratios
     vs_incumbent_interval: tuple[float, float] | None = None  # its 95% bootstrap interval
     confirmed: bool | None = None  # for a KEEP: a second, fresh child agreed
-    workloads: list[WorkloadResult] = []
+    workloads: list[WorkloadResult] = Field(default_factory=list)
     failure_held_out: bool = False  # the failure is on a held-out workload: agents must not see its details
-    warnings: list[str] = []  # what the static gate found suspicious (not unsafe)
+    warnings: list[str] = Field(default_factory=list)  # what the static gate found suspicious (not unsafe)
     guard_seconds: float = 0.0
-    guard_phases: dict[str, float] = {}  # load, correctness, timing (inside the child) and process start/exit
-    device: dict[str, Any] = {}
+    # load, correctness, timing (inside the child) and process start/exit
+    guard_phases: dict[str, float] = Field(default_factory=dict)
+    device: dict[str, Any] = Field(default_factory=dict)
     gpu: int | None = None  # the GPU that measured it (as the engine numbers them); None on the CPU
 
 
@@ -149,7 +152,7 @@ class MemoryRecorded(_Event):
     context: str  # shapes / setting the conclusion applies to
     summary: str
     reflection: str
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = Field(default_factory=dict)
 
 
 class MemoryEvicted(_Event):
