@@ -16,13 +16,14 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Sparkline, Static
+from textual.widgets import Footer, Header, Sparkline, Static
 
 from arcengine.events import SEED_AGENT, Event
 from arcengine.tui import render
 from arcengine.tui.detail import CandidateScreen
 from arcengine.tui.follow import EventFollower
 from arcengine.tui.state import CampaignView
+from arcengine.tui.table import RowTable
 
 AGENT_COLUMNS = ("agent", "strategy", "phase", "plateau", "cands", "K/A/R/X", "best", "last", "tokens", "cost")
 LEADER_COLUMNS = ("#", "agent", "best", "×seed", "candidate", "strategy")
@@ -85,9 +86,9 @@ class CampaignApp(App[None]):
         self._feed_first = 0  # the first one the feed table still holds
         # the main screen's widgets, held so a redraw reaches them while the detail screen is on top
         self.budget_bar = Static(id="budget")
-        self.agents_table = self._table("agents", "agents")
-        self.leaderboard_table = self._table("leaderboard", "leaderboard")
-        self.feed_table = self._table("feed", "decisions")
+        self.agents_table = self._table("agents", "agents", AGENT_COLUMNS)
+        self.leaderboard_table = self._table("leaderboard", "leaderboard", LEADER_COLUMNS)
+        self.feed_table = self._table("feed", "decisions", FEED_COLUMNS)
         self.memory_panel = Static(id="memory")
         self.trajectory_label = Static(id="trajectory-label")
         self.trajectory = Sparkline([], id="trajectory")
@@ -112,16 +113,12 @@ class CampaignApp(App[None]):
         yield Footer()
 
     @staticmethod
-    def _table(widget_id: str, title: str) -> DataTable[object]:
-        table: DataTable[object] = DataTable(id=widget_id, classes="pane", cursor_type="row", zebra_stripes=True)
+    def _table(widget_id: str, title: str, columns: tuple[str, ...]) -> RowTable:
+        table = RowTable(columns, id=widget_id, classes="pane")
         table.border_title = title
         return table
 
     def on_mount(self) -> None:
-        for table, columns in ((self.agents_table, AGENT_COLUMNS), (self.leaderboard_table, LEADER_COLUMNS),
-                               (self.feed_table, FEED_COLUMNS)):
-            for column in columns:
-                table.add_column(column, key=column)
         self.feed_table.focus()
         self.poll()
         self.set_interval(self.refresh_s, self.poll)
@@ -142,6 +139,11 @@ class CampaignApp(App[None]):
         """Fold events from the campaign's own process (call on the app's loop; from another thread use
         ``app.call_from_thread(app.push_events, events)``). Widgets catch up at the next tick."""
         if self.view.apply_all(events):
+            self._dirty = True
+
+    def push_event(self, event: Event) -> None:
+        """Fold one event (as ``push_events``): what a campaign's display calls for each of its events."""
+        if self.view.apply(event):
             self._dirty = True
 
     def poll(self) -> None:
@@ -252,7 +254,7 @@ class CampaignApp(App[None]):
             before = self._drawn.get(f"agent {agent.agent_id}")
             if not self._changed(f"agent {agent.agent_id}", {column: text.plain for column, text in row.items()}):
                 continue
-            if isinstance(before, dict) and agent.agent_id in table.rows:
+            if isinstance(before, dict) and agent.agent_id in table:
                 for column, value in row.items():
                     if before[column] != value.plain:
                         table.update_cell(agent.agent_id, column, value)
@@ -322,21 +324,21 @@ class CampaignApp(App[None]):
 
     # -- interaction -------------------------------------------------------------------------------------------
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_row_table_row_highlighted(self, event: RowTable.RowHighlighted) -> None:
         """Moving the feed's cursor off the newest row by hand pauses following. (A highlight that is no longer
         where the cursor is, e.g. row 0 as the first rows arrive, is stale: the app has moved it since.)"""
-        table = event.data_table
+        table = event.table
         if (table.id == "feed" and self.follow and event.cursor_row == table.cursor_row
                 and event.cursor_row != table.row_count - 1):
             self.follow = False
             self._feed_subtitle()
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        candidate_id = self._candidate_at(event.data_table, event.row_key.value)
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
+        candidate_id = self._candidate_at(event.table, event.row_key)
         if candidate_id is not None:
             self.open_candidate(candidate_id)
 
-    def _candidate_at(self, table: DataTable[object], key: str | None) -> str | None:
+    def _candidate_at(self, table: RowTable, key: str | None) -> str | None:
         """The candidate a row of a main-screen table stands for."""
         if key is None:
             return None
@@ -374,9 +376,8 @@ class CampaignApp(App[None]):
     def action_open(self) -> None:
         """Open the candidate under the focused table's cursor."""
         table = self.focused
-        if isinstance(table, DataTable) and table.row_count:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            candidate_id = self._candidate_at(table, key)
+        if isinstance(table, RowTable) and table.row_count:
+            candidate_id = self._candidate_at(table, table.cursor_key)
             if candidate_id is not None:
                 self.open_candidate(candidate_id)
 
@@ -400,7 +401,7 @@ class PushToView:
         self.view = view
 
     async def on_event(self, event: Event) -> None:
-        self.view.push_events([event])
+        self.view.push_event(event)
 
     async def restore(self, events: list[Event]) -> None:
         self.view.push_events(events)

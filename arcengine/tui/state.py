@@ -8,7 +8,7 @@ doing is inferred from the events alone (the agents' in-memory state lives in an
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -206,56 +206,54 @@ class CampaignView:
         both from the file and by the campaign's process cannot count anything twice."""
         if event.seq and event.seq <= self.last_seq:
             return False
-        self.last_seq = max(self.last_seq, event.seq)
+        if event.seq > self.last_seq:
+            self.last_seq = event.seq
         self.events += 1
         if event.ts:
-            if self.budget.first_ts is None:
-                self.budget.first_ts = event.ts
-            self.budget.last_ts = max(self.budget.last_ts or event.ts, event.ts)
-        match event:
-            case CampaignStarted():
-                self._started(event)
-            case DeviceProfiled():
-                self._profiled(event)
-            case AgentStarted():
-                agent = self._agent(event.agent_id, event.strategy)
-                agent.strategy, agent.provider = event.strategy, event.provider
-                if agent.phase in (STARTING, RELAUNCHING, FAILED, DONE):
-                    self._between_steps(agent)
-            case ProviderCalled():
-                self._provider_called(event)
-            case CandidateProposed():
-                self._proposed(event)
-            case CandidateDecided():
-                self._decided(event)
-            case BestImproved():
-                self._best_improved(event)
-            case MemoryRecorded():
-                self.memory[event.entry_id] = MemoryEntry(
-                    entry_id=event.entry_id, kind=event.kind, agent_id=event.agent_id,
-                    candidate_id=event.candidate_id, strategy=event.strategy, speedup=event.speedup,
-                    summary=event.summary, reflection=event.reflection, context=event.context, owner=event.owner)
-                agent = self.agents.get(event.agent_id)
-                if agent is not None and agent.phase == REFLECTING:
-                    self._between_steps(agent)
-            case MemoryEvicted():
-                self.memory.pop(event.entry_id, None)
-            case AgentFailed():
-                agent = self._agent(event.agent_id)
-                agent.failures += 1
-                agent.last_error = event.error
-                agent.phase = RELAUNCHING if event.relaunch else FAILED
-            case CampaignStopped():
-                self.status = "stopped"
-                self.stop_reason = event.reason
-                for agent in self.agents.values():
-                    if agent.phase != FAILED:
-                        agent.phase = DONE
+            budget = self.budget
+            if budget.first_ts is None:
+                budget.first_ts = event.ts
+            if budget.last_ts is None or event.ts > budget.last_ts:
+                budget.last_ts = event.ts
+        fold = _FOLDS.get(type(event))  # by type, not a match over every kind: a busy campaign brings 8,000 a second
+        if fold is not None:
+            fold(self, event)
         return True
 
     def apply_all(self, events: Iterable[Event]) -> int:
         """Fold several events; returns how many changed the view."""
         return sum(self.apply(event) for event in events)
+
+    def _agent_started(self, event: AgentStarted) -> None:
+        agent = self._agent(event.agent_id, event.strategy)
+        agent.strategy, agent.provider = event.strategy, event.provider
+        if agent.phase in (STARTING, RELAUNCHING, FAILED, DONE):
+            self._between_steps(agent)
+
+    def _memory_recorded(self, event: MemoryRecorded) -> None:
+        self.memory[event.entry_id] = MemoryEntry(
+            entry_id=event.entry_id, kind=event.kind, agent_id=event.agent_id,
+            candidate_id=event.candidate_id, strategy=event.strategy, speedup=event.speedup,
+            summary=event.summary, reflection=event.reflection, context=event.context, owner=event.owner)
+        agent = self.agents.get(event.agent_id)
+        if agent is not None and agent.phase == REFLECTING:
+            self._between_steps(agent)
+
+    def _memory_evicted(self, event: MemoryEvicted) -> None:
+        self.memory.pop(event.entry_id, None)
+
+    def _agent_failed(self, event: AgentFailed) -> None:
+        agent = self._agent(event.agent_id)
+        agent.failures += 1
+        agent.last_error = event.error
+        agent.phase = RELAUNCHING if event.relaunch else FAILED
+
+    def _stopped(self, event: CampaignStopped) -> None:
+        self.status = "stopped"
+        self.stop_reason = event.reason
+        for agent in self.agents.values():
+            if agent.phase != FAILED:
+                agent.phase = DONE
 
     def _started(self, event: CampaignStarted) -> None:
         config = event.config
@@ -429,6 +427,16 @@ class CampaignView:
         if candidate is None or parent is None:
             return ""
         return candidate_diff(parent.source, candidate.source, parent.candidate_id, candidate.candidate_id, context)
+
+
+_FOLDS: dict[type[Event], Callable[[CampaignView, Any], None]] = {
+    CampaignStarted: CampaignView._started, DeviceProfiled: CampaignView._profiled,
+    AgentStarted: CampaignView._agent_started, ProviderCalled: CampaignView._provider_called,
+    CandidateProposed: CampaignView._proposed, CandidateDecided: CampaignView._decided,
+    BestImproved: CampaignView._best_improved, MemoryRecorded: CampaignView._memory_recorded,
+    MemoryEvicted: CampaignView._memory_evicted, AgentFailed: CampaignView._agent_failed,
+    CampaignStopped: CampaignView._stopped,
+}
 
 
 def candidate_diff(old: str, new: str, old_name: str, new_name: str, context: int = 3) -> str:

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 from arcengine.events import CandidateDecided, CandidateProposed, Event, dump_event
 from arcengine.tui.app import CampaignApp
 from arcengine.tui.detail import CandidateScreen
+from arcengine.tui.table import RowTable
 from tests.tui.campaign_log import append_log, campaign_events, lines, stop_events, write_log
 
 REFRESH_S = 0.02
@@ -50,7 +51,7 @@ def text_of(widget: Static) -> str:
     return content.plain if isinstance(content, Text) else str(content)
 
 
-def cell(table: DataTable[object], row: int, column: int) -> str:
+def cell(table: RowTable, row: int, column: int) -> str:
     value = table.get_row_at(row)[column]
     return value.plain if isinstance(value, Text) else str(value)
 
