@@ -10,12 +10,15 @@ the longer proposal-to-decision latency (from the proposal's event, so its log w
 event, from the log's timestamps) and peak RSS;
 64 agents once more with the terminal UI attached (headless Textual, every event pushed to the view, as
 ``run --tui`` does) instead of the headless display. Each configuration runs ``--repeats`` times, in rounds; the
-headline takes the median run, and for the UI's cost the median round's ratio of its two 64-agent runs.
+headline takes the median run, and for the UI's cost the median round's ratio of its two 64-agent runs. Every run
+also times the loop's callbacks (``LoopClock``): in a UI run, the UI's share of the loop's time next to the
+engine's, a figure this machine's drift from minute to minute does not move.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime
 import importlib.metadata
 import json
@@ -38,6 +41,44 @@ from arcengine.display import HeadlessDisplay
 from arcengine.eventlog import read_events
 from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed
 from arcengine.testing import StubGuard, SyntheticProvider
+
+
+class LoopClock:
+    """The event loop's busy time, split into the terminal UI's (Textual's tasks and callbacks, and the view's,
+    which folds events at the UI's ticks) and the rest. Both shares come from the same run, so unlike the ratio of
+    two runs' times they do not move with this machine's speed from one minute to the next. Installed in every run
+    (about 1 us per callback), so it costs both configurations alike."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float, bool]] = []  # (wall time at the end, seconds, the UI's)
+
+    def install(self) -> None:
+        run = asyncio.events.Handle._run
+        spans = self.spans
+
+        def timed(handle: asyncio.events.Handle) -> None:
+            started = time.perf_counter()
+            run(handle)
+            spans.append((time.time(), time.perf_counter() - started, _is_ui(handle)))
+
+        asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+
+    def in_window(self, start: float, end: float) -> dict[str, float]:
+        busy = [(seconds, ui) for ended, seconds, ui in self.spans if start <= ended <= end]
+        ui_s = sum(seconds for seconds, ui in busy if ui)
+        loop_s = sum(seconds for seconds, _ in busy)
+        return {"loop_busy_s": loop_s, "ui_loop_s": ui_s, "ui_share_of_engine_loop": ui_s / (loop_s - ui_s)}
+
+
+def _is_ui(handle: asyncio.events.Handle) -> bool:
+    callback = handle._callback  # type: ignore[attr-defined]
+    owner = getattr(callback, "__self__", None)
+    code = getattr(owner.get_coro(), "cr_code", None) if isinstance(owner, asyncio.Task) else getattr(
+        getattr(callback, "__func__", callback), "__code__", None)
+    return code is not None and ("/textual/" in code.co_filename or "/arcengine/tui/" in code.co_filename)
+
+
+CLOCK = LoopClock()
 
 
 class TimedStubGuard(StubGuard):
@@ -94,9 +135,11 @@ def measure(run_dir: Path, finished_ts: float) -> dict[str, float]:
     proposed = {e.candidate_id: e.ts for e in events if isinstance(e, CandidateProposed) and e.agent_id != SEED_AGENT}
     latencies = [e.ts - proposed[e.candidate_id] for e in events
                  if isinstance(e, CandidateDecided) and e.candidate_id in proposed]
-    seconds = finished_ts - min(proposed.values())
+    first = min(proposed.values())
+    seconds = finished_ts - first
     submitted = TimedStubGuard.submit_seconds
     return {"candidates": len(latencies), "seconds": seconds, "candidates_per_s": len(latencies) / seconds,
+            **CLOCK.in_window(first, finished_ts),
             "latency_p50_ms": float(np.percentile(submitted, 50)) * 1e3,
             "latency_p99_ms": float(np.percentile(submitted, 99)) * 1e3,
             "proposal_to_decision_p50_ms": float(np.percentile(latencies, 50)) * 1e3,
@@ -105,6 +148,7 @@ def measure(run_dir: Path, finished_ts: float) -> dict[str, float]:
 
 def one(agents: int, candidates: int, tui: bool) -> dict[str, Any]:
     import scipy.stats  # noqa: F401  the real guard imports it for its first comparison, the stub never does
+    CLOCK.install()
     with tempfile.TemporaryDirectory() as out:
         runner = run_with_tui if tui else run_headless
         summary = anyio.run(runner, agents, candidates, Path(out))
@@ -170,6 +214,8 @@ def main() -> None:
             f"proposal_to_decision_p99_ms_{most}_agents": headless["proposal_to_decision_p99_ms"],
             "rss_mb_10k": headless["peak_rss_mb"],
             "tui_cost_fraction": float(np.median(ui_costs)),
+            # the same cost from within each UI run: the UI's loop time over the engine's (median of the runs)
+            "tui_loop_share": float(np.median([run["ui_share_of_engine_loop"] for run in repeated[most, True]])),
         },
         "tui_cost_fraction_per_round": ui_costs,
         "median_runs": list(median.values()),
