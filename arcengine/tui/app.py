@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -209,14 +210,14 @@ class CampaignApp(App[None]):
         if self.follower is not None and self.follower.errors:
             budget.append(f"  ({len(self.follower.errors)} unreadable lines; last: {self.follower.errors[-1]})",
                           style="red")
-        self.budget_bar.update(budget)
+        self._update_static(self.budget_bar, budget)
         self._draw_agents()
         self._draw_leaderboard()
         self._draw_feed()
         if self._changed("memory", tuple(view.memory)):
-            self.memory_panel.update(render.memory_text(view))
+            self._update_static(self.memory_panel, render.memory_text(view))
         if self._changed("trajectory", (len(view.trajectory), len(view.best_curve))):
-            self.trajectory_label.update(render.trajectory_label(view))
+            self._update_static(self.trajectory_label, render.trajectory_label(view))
             self.trajectory.data = list(view.best_curve)
         if self.detail is not None and self.detail.view is view:
             self.detail.sub_title = self.screen_stack[0].sub_title
@@ -231,6 +232,13 @@ class CampaignApp(App[None]):
         now = time.monotonic()
         wait = min(REDRAW_WAIT_MAX_S, (now - started) * (1 - REDRAW_SHARE) / REDRAW_SHARE)
         self._next_redraw = max(self._next_redraw, now + wait)
+
+    def _update_static(self, widget: Static, text: Text) -> None:
+        """Show ``text``, with a layout of the screen (which renders every widget on it) only when the text's
+        height may change: a redraw of a busy campaign asked for three."""
+        width = widget.content_size.width
+        height = sum(max(1, -(-cell_len(line) // width)) for line in text.plain.split("\n")) if width else None
+        widget.update(text, layout=height is None or self._changed(f"{widget.id} height", height))
 
     def _changed(self, widget: str, shown: object) -> bool:
         """Whether ``widget`` must be redrawn to show ``shown`` (and remember that it will)."""

@@ -88,6 +88,7 @@ class RowTable(ScrollView, can_focus=True):
         self._cells: dict[str, list[Text]] = {}
         self._widths = [cell_len(label) for label in self.columns]
         self._strips: dict[str, Strip] = {}  # each row's line, drawn at the current widths and cursor
+        self._size_stale = False
 
     # -- the rows ------------------------------------------------------------------------------------------------
 
@@ -137,9 +138,18 @@ class RowTable(ScrollView, can_focus=True):
             self._strips.clear()
 
     def _resized(self) -> None:
-        width = sum(self._widths) + CELL_GAP * (len(self._widths) - 1) + 2
-        self.virtual_size = Size(width, len(self._keys) + 1)
+        """The size changes once the caller is done: a feed rebuilt row by row would otherwise ask for a layout of
+        the whole screen at each row, and a screen's layout renders every widget on it."""
+        if not self._size_stale:
+            self._size_stale = True
+            self.call_later(self._fit_size)
         self.refresh()
+
+    def _fit_size(self) -> None:
+        if self._size_stale:
+            self._size_stale = False
+            width = sum(self._widths) + CELL_GAP * (len(self._widths) - 1) + 2
+            self.virtual_size = Size(width, len(self._keys) + 1)
 
     # -- the cursor ----------------------------------------------------------------------------------------------
 
@@ -147,6 +157,7 @@ class RowTable(ScrollView, can_focus=True):
         if self._keys:
             self.cursor_row = max(0, min(row, len(self._keys) - 1))
             if scroll:
+                self._fit_size()  # rows added just now can be scrolled to
                 self._scroll_to_cursor(animate)
 
     def watch_cursor_row(self, old: int, new: int) -> None:
