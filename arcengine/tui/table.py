@@ -89,6 +89,7 @@ class RowTable(ScrollView, can_focus=True):
         self._widths = [cell_len(label) for label in self.columns]
         self._strips: dict[str, Strip] = {}  # each row's line, drawn at the current widths and cursor
         self._size_stale = False
+        self._scroll_deferred = False
 
     # -- the rows ------------------------------------------------------------------------------------------------
 
@@ -127,7 +128,7 @@ class RowTable(ScrollView, can_focus=True):
         self._strips.clear()
         self._widths = [cell_len(label) for label in self.columns]
         self.cursor_row = 0
-        self.scroll_to(0, 0, animate=False)
+        self.scroll_to(0, 0, animate=False, immediate=True)  # deferred, it would undo a scroll to the new rows
         self._resized()
 
     def _fit(self, cells: Sequence[Text]) -> None:
@@ -170,11 +171,21 @@ class RowTable(ScrollView, can_focus=True):
 
     def _scroll_to_cursor(self, animate: bool = False) -> None:
         """Scroll the cursor's row into the lines below the header (which shows rows ``top`` on)."""
+        if not self.size.height:  # not laid out yet (rows drawn before the first layout): after it, once
+            if not self._scroll_deferred:
+                self._scroll_deferred = True
+                self.call_after_refresh(self._scroll_after_layout, animate)
+            return
         top, rows_shown = self.scroll_offset.y, max(1, self.size.height - 1)
         if self.cursor_row < top:
-            self.scroll_to(y=self.cursor_row, animate=animate)
+            self.scroll_to(y=self.cursor_row, animate=animate, immediate=not animate)
         elif self.cursor_row >= top + rows_shown:
-            self.scroll_to(y=self.cursor_row - rows_shown + 1, animate=animate)
+            self.scroll_to(y=self.cursor_row - rows_shown + 1, animate=animate, immediate=not animate)
+
+    def _scroll_after_layout(self, animate: bool) -> None:
+        self._scroll_deferred = False
+        if self.size.height:
+            self._scroll_to_cursor(animate)
 
     def action_cursor(self, step: int) -> None:
         self.move_cursor(row=self.cursor_row + step)

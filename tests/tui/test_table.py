@@ -72,3 +72,18 @@ async def test_keys_and_clicks_move_the_cursor_and_choose_a_row() -> None:
         assert table.cursor_row == 2
         await pilot.click("#t", offset=(3, 3))  # a click on the cursor's row chooses it
         assert app.messages[-1] == ("selected", 2, "k2")
+
+
+async def test_a_cursor_moved_before_the_first_layout_is_scrolled_into_view_once_there_is_one() -> None:
+    class FilledOnMount(OneTable):
+        def on_mount(self) -> None:  # before the first layout: the table has no height yet
+            for i in range(20):
+                self.table.add_row(Text(f"row {i}"), Text(str(i)), key=f"k{i}")
+            self.table.move_cursor(row=19)
+
+    app = FilledOnMount()
+    async with app.run_test(size=(40, 6)) as pilot:
+        await pilot.pause()
+        table = app.table
+        assert table.cursor_row == 19
+        assert line(table, table.size.height - 1).startswith(" row 19")
