@@ -234,11 +234,11 @@ class CampaignApp(App[None]):
         self._next_redraw = max(self._next_redraw, now + wait)
 
     def _update_static(self, widget: Static, text: Text) -> None:
-        """Show ``text``, with a layout of the screen (which renders every widget on it) only when the text's
-        height may change: a redraw of a busy campaign asked for three."""
-        width = widget.content_size.width
-        height = sum(max(1, -(-cell_len(line) // width)) for line in text.plain.split("\n")) if width else None
-        widget.update(text, layout=height is None or self._changed(f"{widget.id} height", height))
+        """Show ``text``, with a layout of the screen (which renders every widget on it) only when its height may
+        change: a redraw of a busy campaign asked for three. The height is known only while no line wraps."""
+        width, lines = widget.content_size.width, text.plain.split("\n")
+        height = len(lines) if width and all(cell_len(line) <= width for line in lines) else None
+        widget.update(text, layout=self._changed(f"{widget.id} height", height) or height is None)
 
     def _changed(self, widget: str, shown: object) -> bool:
         """Whether ``widget`` must be redrawn to show ``shown`` (and remember that it will)."""
