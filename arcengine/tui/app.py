@@ -39,6 +39,7 @@ REDRAW_SHARE = 0.02
 REDRAW_WAIT_MAX_S = 2.5
 FEED_ROWS = 500  # decisions the feed table holds at most while following the newest
 FEED_KEPT = 100  # the newest it keeps when it would hold more: rebuilt once per 400 decisions, not per redraw
+TRAJECTORY_POINTS = 512  # the sparkline gets at most these (it has a column per point it can show, about 170)
 MAIN_ONLY = ("open", "open_best", "toggle_follow")  # actions that make sense on the main screen only
 
 
@@ -125,6 +126,10 @@ class CampaignApp(App[None]):
         self.feed_table.focus()
         self.poll()
         self.set_interval(self.refresh_s, self.poll)
+
+    def on_ready(self) -> None:
+        """The screen is laid out and drawn: the campaign starts now, so the first layout (a tenth of a second, the
+        costliest frame there is) is not paid for by its first candidates."""
         if self.drive is not None:
             self.run_worker(self._drive(), name="campaign", exit_on_error=False)
 
@@ -218,7 +223,7 @@ class CampaignApp(App[None]):
             self._update_static(self.memory_panel, render.memory_text(view))
         if self._changed("trajectory", (len(view.trajectory), len(view.best_curve))):
             self._update_static(self.trajectory_label, render.trajectory_label(view))
-            self.trajectory.data = list(view.best_curve)
+            self.trajectory.data = render.curve_points(view.best_curve, TRAJECTORY_POINTS)
         if self.detail is not None and self.detail.view is view:
             self.detail.sub_title = self.screen_stack[0].sub_title
             self.detail.refresh_view()
@@ -252,28 +257,25 @@ class CampaignApp(App[None]):
         for agent in self.view.agents.values():
             d = agent.decisions
             counts = "/".join(str(d.get(k, 0)) for k in ("KEEP", "ACCEPT", "REVERT", "REJECT"))
-            row = {
-                "agent": Text(agent.agent_id, style="bold"),
-                "strategy": Text(agent.strategy),
-                "phase": render.phase_text(agent.phase),
-                "plateau": Text(str(agent.plateau), justify="right"),
-                "cands": Text(str(agent.candidates), justify="right"),
-                "K/A/R/X": Text(counts),
-                "best": Text(render.speedup(agent.best_speedup), justify="right"),
-                "last": Text(agent.last_candidate_id or render.DASH),
-                "tokens": Text(render.tokens(agent.tokens), justify="right"),
-                "cost": Text(render.dollars(agent.cost_usd), justify="right"),
-            }
-            # Only what changed: any cell update makes the table render all its visible cells again.
-            before = self._drawn.get(f"agent {agent.agent_id}")
-            if not self._changed(f"agent {agent.agent_id}", {column: text.plain for column, text in row.items()}):
+            row = (
+                Text(agent.agent_id, style="bold"),
+                Text(agent.strategy),
+                render.phase_text(agent.phase),
+                Text(str(agent.plateau), justify="right"),
+                Text(str(agent.candidates), justify="right"),
+                Text(counts),
+                Text(render.speedup(agent.best_speedup), justify="right"),
+                Text(agent.last_candidate_id or render.DASH),
+                Text(render.tokens(agent.tokens), justify="right"),
+                Text(render.dollars(agent.cost_usd), justify="right"),
+            )
+            # Only the rows that changed: each is drawn again.
+            if not self._changed(f"agent {agent.agent_id}", [text.plain for text in row]):
                 continue
-            if isinstance(before, dict) and agent.agent_id in table:
-                for column, value in row.items():
-                    if before[column] != value.plain:
-                        table.update_cell(agent.agent_id, column, value)
+            if agent.agent_id in table:
+                table.update_row(agent.agent_id, *row)
             else:
-                table.add_row(*row.values(), key=agent.agent_id)
+                table.add_row(*row, key=agent.agent_id)
 
     def _draw_leaderboard(self) -> None:
         table = self.leaderboard_table
@@ -306,18 +308,19 @@ class CampaignApp(App[None]):
             table.clear()
         for index in range(start, len(feed)):
             entry = feed[index]
-            position = "seed" if entry.position == 0 else f"#{entry.position}" if entry.position > 0 else "?"
-            best = Text(render.speedup(entry.speedup), justify="right",
+            verdict, position = entry.verdict, entry.candidate.position
+            where = "seed" if position == 0 else f"#{position}" if position > 0 else "?"
+            best = Text(render.speedup(verdict.speedup), justify="right",
                         style="bold green" if entry.campaign_best else "")
             if entry.campaign_best:
                 best.append(" ★", style="bold yellow")
             table.add_row(
-                Text(position, justify="right"),
-                Text(entry.agent_id, style="bold"),
-                render.decision_text(entry.decision),
+                Text(where, justify="right"),
+                Text(verdict.agent_id, style="bold"),
+                render.decision_text(verdict.decision),
                 best,
-                Text(entry.candidate_id),
-                Text(render.clip(entry.reason, REASON_WIDTH)),
+                Text(verdict.candidate_id),
+                Text(render.clip(verdict.reason, REASON_WIDTH)),
                 key=str(index),
             )
         grew = len(feed) > self._feed_rows
@@ -357,7 +360,7 @@ class CampaignApp(App[None]):
         if key is None:
             return None
         if table.id == "feed":
-            return self.view.feed[int(key)].candidate_id
+            return self.view.feed[int(key)].verdict.candidate_id
         if table.id == "agents":
             agent = self.view.agents.get(key)
             return agent.last_candidate_id if agent else None

@@ -90,7 +90,7 @@ class CandidateScreen(Screen[None]):
         self.query_one("#detail-head", Static).update(render.candidate_head(self.view, candidate))
         table = self.query_one("#workloads", DataTable)
         table.clear()
-        for workload in candidate.workloads:
+        for workload in candidate.verdict.workloads if candidate.verdict is not None else ():
             table.add_row(*render.workload_row(workload))
         self._show_code(candidate)
 

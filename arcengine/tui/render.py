@@ -97,6 +97,16 @@ def subtitle(view: CampaignView) -> str:
     return f"{view.campaign_id} · {view.problem} ({view.kernel_type}) · {view.device} · {view.model}"
 
 
+def curve_points(curve: list[float], most: int) -> list[float]:
+    """At most ``most`` points of a rising curve (the campaign's best after each decision), each the curve's value at
+    the end of its stretch: the sparkline's columns, each the highest of its points, come out the same, and a
+    10,000-decision campaign no longer hands it 10,000 points at every redraw."""
+    if len(curve) <= most:
+        return list(curve)
+    step = -(-len(curve) // most)  # ceiling division
+    return curve[step - 1::step] if len(curve) % step == 0 else [*curve[step - 1::step], curve[-1]]
+
+
 def trajectory_label(view: CampaignView, points: int = 6) -> Text:
     """The last few rises of the campaign's best, oldest first."""
     text = Text("best so far: ", style="bold")
@@ -161,38 +171,38 @@ def diff_text(diff: str) -> Text:
 
 def candidate_head(view: CampaignView, candidate: CandidateView) -> Text:
     """Who proposed the candidate, from what, why, and what the guard decided."""
-    c = candidate
+    c, proposal, d = candidate, candidate.proposal, candidate.verdict
     text = Text()
     text.append(c.candidate_id, style="bold")
     where = "seed" if c.position == 0 else f"position {c.position}" if c.position > 0 else "position ?"
     text.append(f" · agent {c.agent_id} ({c.strategy or '?'}) · {where}")
     text.append(f" · parent {c.parent_id}" if c.parent_id else " · no parent")
-    if c.drafting:
+    if proposal is not None and proposal.drafting:
         text.append(" · drafted", style="bold cyan")
     if c.tokens or c.cost_usd:
         text.append(f" · {tokens(c.tokens)} tokens, {dollars(c.cost_usd)}")
     text.append("\n")
-    text.append_text(decision_text(c.decision) if c.decided else Text("waiting for the guard", style="yellow"))
-    if c.decided:
-        facts = [f"{speedup(c.speedup, 3)} the reference" if c.speedup is not None
-                 else "incorrect" if c.correct is False else "no speedup measured"]
-        if c.held_out_speedup is not None:
-            facts.append(f"held-out {speedup(c.held_out_speedup, 3)}")
-        if c.vs_incumbent is not None:
-            interval = c.vs_incumbent_interval
+    text.append_text(decision_text(d.decision) if d is not None else Text("waiting for the guard", style="yellow"))
+    if d is not None:
+        facts = [f"{speedup(d.speedup, 3)} the reference" if d.speedup is not None
+                 else "incorrect" if d.correct is False else "no speedup measured"]
+        if d.held_out_speedup is not None:
+            facts.append(f"held-out {speedup(d.held_out_speedup, 3)}")
+        if d.vs_incumbent is not None:
+            interval = d.vs_incumbent_interval
             ci = f" (95% CI {interval[0]:.3f}-{interval[1]:.3f})" if interval else ""
-            facts.append(f"{c.vs_incumbent:.3f}x the incumbent{ci}")
-        if c.confirmed is not None:
-            facts.append("confirmed" if c.confirmed else "not confirmed")
-        facts.append(f"guard {c.guard_seconds:.1f} s" + (f" on GPU {c.gpu}" if c.gpu is not None else ""))
+            facts.append(f"{d.vs_incumbent:.3f}x the incumbent{ci}")
+        if d.confirmed is not None:
+            facts.append("confirmed" if d.confirmed else "not confirmed")
+        facts.append(f"guard {d.guard_seconds:.1f} s" + (f" on GPU {d.gpu}" if d.gpu is not None else ""))
         text.append("  " + " · ".join(facts))
         text.append("\nreason: ", style="bold")
-        text.append(c.reason)
-    if c.warnings:
-        text.append("\nwarnings: ", style="bold yellow")
-        text.append("; ".join(c.warnings))
+        text.append(d.reason)
+        if d.warnings:
+            text.append("\nwarnings: ", style="bold yellow")
+            text.append("; ".join(d.warnings))
     text.append("\nrationale: ", style="bold")
-    text.append(clip(c.rationale, 400))
+    text.append(clip(proposal.rationale if proposal is not None else "", 400))
     return text
 
 

@@ -115,10 +115,12 @@ class RowTable(ScrollView, can_focus=True):
         self._fit(cells)
         self._resized()
 
-    def update_cell(self, key: str, column: str, value: Text) -> None:
-        self._cells[key][self.columns.index(column)] = value
+    def update_row(self, key: str, *cells: Text) -> None:
+        """New cells for a row (a whole row at once: each refresh marks the widget dirty, and a 64-agent table
+        changed cell by cell asked for 400 of them per redraw)."""
+        self._cells[key] = list(cells)
         self._strips.pop(key, None)
-        self._fit(self._cells[key])
+        self._fit(cells)
         self.refresh()
 
     def clear(self) -> None:

@@ -93,11 +93,12 @@ def test_leaderboard_feed_and_trajectory(events: list[Event]) -> None:
         ("a1", 1.4, "c0001"), ("seed", 1.0, "c0000"), ("a2", None, None)]
     assert board[0].over_seed == pytest.approx(1.4)
     feed = view.feed
-    assert [(f.candidate_id, f.decision) for f in feed] == [
+    assert [(f.verdict.candidate_id, f.verdict.decision) for f in feed] == [
         ("c0000", "KEEP"), ("c0001", "KEEP"), ("c0002", "REVERT"), ("c0003", "ACCEPT"), ("c0004", "REJECT"),
         ("c0005", "REVERT")]
     assert [f.campaign_best for f in feed] == [True, True, False, False, False, False]
-    assert feed[2].reason.startswith("slower: 0.910x") and feed[2].position == 2 and feed[2].agent_id == "a2"
+    assert feed[2].verdict.reason.startswith("slower: 0.910x") and feed[2].candidate.position == 2
+    assert feed[2].verdict.agent_id == feed[2].candidate.agent_id == "a2"
     assert [(p.position, p.speedup, p.candidate_id, p.agent_id) for p in view.trajectory] == [
         (0, 1.0, "c0000", "seed"), (1, 1.4, "c0001", "a1")]
     assert view.best is not None and view.best.candidate_id == "c0001"
@@ -121,12 +122,14 @@ def test_candidates_and_their_diff(events: list[Event]) -> None:
     c3 = view.candidates["c0003"]
     assert (c3.agent_id, c3.position, c3.parent_id, c3.decision) == ("a1", 3, "c0001", "ACCEPT")
     assert c3.tokens == 1900 and c3.cost_usd == pytest.approx(0.06)
-    assert [w.index for w in c3.workloads] == [0, 1, 2] and c3.workloads[2].held_out
+    assert c3.verdict is not None and [w.index for w in c3.verdict.workloads] == [0, 1, 2]
+    assert c3.verdict.workloads[2].held_out
     c1 = view.candidates["c0001"]
     assert c1.tokens == 1500 + 1000  # the proposal and the reflection
-    assert c1.vs_incumbent_interval == (1.35, 1.45) and c1.confirmed is True
+    assert c1.verdict is not None and c1.verdict.vs_incumbent_interval == (1.35, 1.45) and c1.verdict.confirmed
     c4 = view.candidates["c0004"]
-    assert c4.correct is False and c4.workloads[0].failure == "max abs error 1 > 1e-05"
+    assert c4.verdict is not None and c4.verdict.correct is False
+    assert c4.verdict.workloads[0].failure == "max abs error 1 > 1e-05"
     diff = view.diff("c0003")
     assert diff.startswith("--- c0001\n+++ c0003\n")
     assert "+    # fused multiply-add, one pass over x\n" in diff
@@ -139,7 +142,7 @@ def test_candidates_and_their_diff(events: list[Event]) -> None:
 def test_a_candidate_at_the_guard_is_undecided(events: list[Event]) -> None:
     view = fold(upto(events, lambda e: isinstance(e, CandidateProposed) and e.candidate_id == "c0005"))
     c5 = view.candidates["c0005"]
-    assert not c5.decided and c5.decision is None and c5.workloads == []
+    assert not c5.decided and c5.decision is None and c5.verdict is None and c5.source
     assert view.agents["a2"].phase == GUARD
 
 
@@ -217,7 +220,7 @@ def test_a_decision_without_its_proposal_still_shows() -> None:
     view = fold([decided("c0042", "a9", "REVERT", 0.5)])
     candidate = view.candidates["c0042"]
     assert candidate.position == -1 and candidate.decision == "REVERT"
-    assert view.agents["a9"].plateau == 1 and view.feed[0].candidate_id == "c0042"
+    assert view.agents["a9"].plateau == 1 and view.feed[0].verdict.candidate_id == "c0042"
 
 
 def test_render_helpers(events: list[Event]) -> None:
@@ -232,3 +235,12 @@ def test_render_helpers(events: list[Event]) -> None:
     assert memory.index("WINS (1)") < memory.index("addcmul") < memory.index("TRAPS (1)") < memory.index("float64")
     assert render.trajectory_label(view).plain == "best so far: 1.00x (seed) → 1.40x (#1 a1)"
     assert render.clip("a  b\nc", 10) == "a b c" and render.clip("x" * 20, 5) == "xxxx…"
+
+
+def test_a_long_curve_is_thinned_to_the_ends_of_its_stretches() -> None:
+    assert render.curve_points([1.0, 2.0], 5) == [1.0, 2.0]
+    assert render.curve_points([float(i) for i in range(9)], 3) == [2.0, 5.0, 8.0]
+    assert render.curve_points([float(i) for i in range(10)], 3) == [3.0, 7.0, 9.0]  # the last point always
+    curve = [float(i // 7) for i in range(10_001)]
+    thinned = render.curve_points(curve, 512)
+    assert len(thinned) <= 512 and thinned[-1] == curve[-1] and thinned == sorted(thinned)

@@ -38,7 +38,7 @@ async def test_rows_are_drawn_under_the_header_at_the_widest_cell_and_right_just
         assert line(table, 0) == " name           score"
         assert line(table, 1) == " a                  7"
         assert line(table, 2) == " a longer name     12"
-        table.update_cell("a", "score", Text("1234567", justify="right"))  # the column widens for it
+        table.update_row("a", Text("a"), Text("1234567", justify="right"))  # the column widens for it
         await pilot.pause()
         assert line(table, 1) == " a              1234567"
         assert table.row_count == 2 and "b" in table and table.get_row_at(1)[0].plain == "a longer name"
