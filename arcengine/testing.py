@@ -9,6 +9,7 @@ below. Never use these outside tests and benchmarks: the stub guard runs nothing
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections import Counter
@@ -57,13 +58,19 @@ class SyntheticProvider:
 
     async def propose(self, context: AgentContext) -> Proposal:
         n = self._proposed[context.agent_id] = self._proposed[context.agent_id] + 1
-        rng = random.Random(f"{self._seed}:{context.agent_id}:{n}")
-        speed = max(0.05, stated_speed(context.working_source) * rng.uniform(0.9, 1.12))
+        speed = max(0.05, stated_speed(context.working_source) * (0.9 + 0.22 * self._draw(context.agent_id, n)))
         source = (f"# synthetic candidate {n} of {context.agent_id}\nSPEED = {speed:.6f}\n\n\n"
                   "def run(*inputs):\n    return inputs[0]\n")
         return Proposal(source=source, strategy=context.strategy.name, rationale=f"synthetic step {n}",
                         request=f"{context.agent_id} #{n}", response=source,
                         usage=Usage(input_tokens=100, output_tokens=20), params={"SPEED": round(speed, 6)})
+
+    def _draw(self, agent_id: str, n: int) -> float:
+        """A number in [0, 1) fixed by the seed, the agent and its proposal's number, so a resumed campaign draws
+        what the uninterrupted one would have. A hash: seeding a ``random.Random`` for each proposal took 8 us, 2% of
+        the engine's time per candidate in its benchmark."""
+        digest = hashlib.blake2b(f"{self._seed}:{agent_id}:{n}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest) / 2**64
 
     async def reflect(self, context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Reflection:
         return Reflection(summary=f"SPEED {proposal.params.get('SPEED')}: {decided.decision}",
