@@ -86,7 +86,7 @@ class RowTable(ScrollView, can_focus=True):
         self.columns = tuple(columns)
         self._keys: list[str] = []  # row keys, in display order
         self._cells: dict[str, list[Text]] = {}
-        self._widths = [cell_len(label) for label in self.columns]
+        self._widths = self._label_widths()
         self._strips: dict[str, Strip] = {}  # each row's line, drawn at the current widths and cursor
         self._size_stale = False
         self._scroll_deferred = False
@@ -128,10 +128,13 @@ class RowTable(ScrollView, can_focus=True):
         self._keys.clear()
         self._cells.clear()
         self._strips.clear()
-        self._widths = [cell_len(label) for label in self.columns]
+        self._widths = self._label_widths()
         self.cursor_row = 0
         self.scroll_to(0, 0, animate=False, immediate=True)  # deferred, it would undo a scroll to the new rows
         self._resized()
+
+    def _label_widths(self) -> list[int]:
+        return [cell_len(label) for label in self.columns]
 
     def _fit(self, cells: Sequence[Text]) -> None:
         """Widen columns to hold ``cells`` (they never narrow while rows are kept: the layout stays still)."""
