@@ -166,7 +166,8 @@ class CampaignApp(App[None]):
                 self._read_once(self.follower)
                 if not self.follower.pending or time.monotonic() - started > CATCH_UP_S:
                     break
-        if self._dirty and time.monotonic() >= self._next_redraw:
+        # The campaign's end is drawn at the next tick, not after the wait a busy campaign's redraws keep to.
+        if self._dirty and (self.view.status == "stopped" or time.monotonic() >= self._next_redraw):
             self.refresh_view()
 
     def _read_once(self, follower: EventFollower) -> None:
