@@ -231,8 +231,9 @@ class Campaign:
             if history is not None and restore is not None:  # show the whole campaign, its past too
                 await restore(history.events)
             self.bus.subscribe(self.display.on_event)
+        thresholds = Thresholds(self.config.margin, self.config.near_band, self.config.suspicious_speedup)
         self.guard = self.guard_factory(self) if self.guard_factory else Guard(
-            self.problem, self.bus, Thresholds(self.config.margin, self.config.near_band),
+            self.problem, self.bus, thresholds,
             seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
             cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib,
             pipeline=self.config.pipeline)

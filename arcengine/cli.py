@@ -183,10 +183,13 @@ def _newest_run(parent: Path) -> Path:
 @click.option("--seeds", type=int, default=5, show_default=True, help="Correctness seeds per workload.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
               metavar="SECONDS", help="Wall clock for the candidate's process.")
+@click.option("--suspicious-speedup", type=click.FloatRange(min=1, min_open=True), default=10.0, show_default=True,
+              metavar="X", help="A pass this many times faster than the reference on a workload is confirmed by a "
+                                "second, fresh child.")
 @child_memory_option
 @json_option
-def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, child_memory: float | None,
-                 json_output: bool) -> None:
+def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, suspicious_speedup: float,
+                 child_memory: float | None, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
     from arcengine.evaluate import evaluate_file, verdict_json
 
@@ -194,7 +197,8 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
     if not candidate.is_file():
         raise ProblemError(f"candidate {candidate} does not exist")
     decided, used = anyio.run(functools.partial(evaluate_file, loaded, candidate, device, seeds=seeds,
-                                                timeout_s=timeout, memory_limit_gib=child_memory))
+                                                timeout_s=timeout, memory_limit_gib=child_memory,
+                                                suspicious_speedup=suspicious_speedup))
     document = verdict_json(decided)
     if json_output:
         _emit_json(document)
@@ -208,6 +212,9 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
             print(f"  {axes}{tag}: {'ok' if w['correct'] else 'FAIL'} {timing}")
         if decided.speedup:
             print(f"speedup (geometric mean over visible workloads): {decided.speedup:.3f}x")
+        if decided.suspicious:
+            print(f"checked twice ({decided.suspicious}): "
+                  f"{'confirmed' if decided.confirmed else 'not confirmed'} by a fresh child")
     if document["verdict"] != "pass":
         sys.exit(1)
 

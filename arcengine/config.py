@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from arcengine.errors import UserError
+from arcengine.guard.decision import SUSPICIOUS_SPEEDUP
 from arcengine.guard.gpus import GPUS_PATTERN
 
 
@@ -40,6 +41,8 @@ class CampaignConfig(BaseModel):
     out: Path = Path("runs")
     margin: float = Field(0.02, ge=0.0, lt=1.0, description="KEEP needs a paired gain beyond this")
     near_band: float = Field(0.05, ge=0.0, lt=1.0, description="ACCEPT within this of the incumbent")
+    suspicious_speedup: float = Field(SUSPICIOUS_SPEEDUP, gt=1.0, description="a pass this many times faster than "
+                                      "the reference on a workload is confirmed by a second, fresh child")
     r_draft: int = Field(4, ge=1, description="plateau count at which an agent drafts")
     plateau: int | None = Field(12, ge=1, description="STOP when every agent's plateau count reaches it")
     target_speedup: float | None = Field(None, gt=0)

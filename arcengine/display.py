@@ -92,6 +92,8 @@ class HeadlessDisplay:
             return
         self.decided += 1
         note = proposed.rationale.split(" (", 1)[0] if event.decision in ("KEEP", "ACCEPT") else event.reason
+        if event.suspicious and event.decision in ("KEEP", "ACCEPT"):  # a REVERT's reason already says why
+            note = f"[suspicious speedup, confirmed by a fresh child] {note}"
         gpu = f" gpu{event.gpu}" if self.devices > 1 and event.gpu is not None else ""
         self._print(f"[{proposed.position:>4}/{self.budget}] {event.agent_id:<4} {proposed.strategy:<14} "
                     f"{event.decision:<6} {speed}  {event.candidate_id}{gpu}  {note[:120]}")

@@ -9,7 +9,7 @@ import anyio
 
 from arcengine.bus import Bus
 from arcengine.events import CandidateDecided
-from arcengine.guard.decision import Thresholds
+from arcengine.guard.decision import PASSING, SUSPICIOUS_SPEEDUP, Thresholds
 from arcengine.guard.gate import check_source
 from arcengine.guard.service import Guard
 from arcengine.problem import Problem
@@ -17,9 +17,9 @@ from arcengine.problem import Problem
 
 async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: int = 5,
                         timeout_s: float = 600.0, memory_limit_gib: float | None = None,
-                        ) -> tuple[CandidateDecided, str]:
+                        suspicious_speedup: float = SUSPICIOUS_SPEEDUP) -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference, and the device kind it ran on."""
-    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=seeds, timeout_s=timeout_s,
+    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0, suspicious_speedup), seeds=seeds, timeout_s=timeout_s,
                   memory_limit_gib=memory_limit_gib)
     source = candidate.read_text(encoding="utf-8")
     submission = {"candidate_id": candidate.stem, "agent_id": "eval", "source": source,
@@ -35,13 +35,18 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
 
 
 def verdict_json(decided: CandidateDecided) -> dict[str, Any]:
-    """The ``eval --json`` document: reject (gate), fail (ran and was wrong or broke), pass."""
-    verdict = "reject" if decided.decision == "REJECT" else "pass" if decided.correct else "fail"
+    """The ``eval --json`` document: reject (gate), fail (ran and was wrong or broke, or a suspicious speedup a
+    fresh child did not confirm: correct, but reverted), pass."""
+    passed = decided.correct and decided.decision in PASSING
+    verdict = "reject" if decided.decision == "REJECT" else "pass" if passed else "fail"
     return {
         "verdict": verdict,
         "reason": decided.reason,
         "speedup": decided.speedup,
         "held_out_speedup": decided.held_out_speedup,
+        # Why the pass was checked by a second, fresh child (None: one child), and whether that child agreed.
+        "suspicious": decided.suspicious,
+        "confirmed": decided.confirmed,
         "workloads": [
             {"axes": w.axes, "held_out": w.held_out, "correct": w.correct, "time_us": w.time_us,
              "ref_time_us": w.ref_time_us, "speedup": w.speedup, "sol_score": w.sol_score, "failure": w.failure}

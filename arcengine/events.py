@@ -128,7 +128,9 @@ class CandidateDecided(_Event):
     held_out_speedup: float | None = None
     vs_incumbent: float | None = None  # geometric mean of paired incumbent/candidate time ratios
     vs_incumbent_interval: tuple[float, float] | None = None  # its 95% bootstrap interval
-    confirmed: bool | None = None  # for a KEEP: a second, fresh child agreed
+    confirmed: bool | None = None  # a second, fresh child agreed (it runs for a KEEP and for a suspicious pass)
+    # Why a pass was too good to believe from one child and was checked twice (None: it was not suspicious).
+    suspicious: str | None = None
     workloads: list[WorkloadResult] = Field(default_factory=list)
     failure_held_out: bool = False  # the failure is on a held-out workload: agents must not see its details
     warnings: list[str] = Field(default_factory=list)  # what the static gate found suspicious (not unsafe)

@@ -69,8 +69,8 @@ async def judge_again(run_dir: Path, ids: list[str], repeats: int, device: str) 
     sources = {e.candidate_id: e.source for e in events if isinstance(e, CandidateProposed)}
     recorded = {e.candidate_id: e for e in events if isinstance(e, CandidateDecided)}
     incumbent_of = incumbents(events)
-    guard = Guard(load_problem(started.problem), Bus(None), Thresholds(config.margin, config.near_band),
-                  seeds=config.seeds, timeout_s=600)
+    thresholds = Thresholds(config.margin, config.near_band, config.suspicious_speedup)
+    guard = Guard(load_problem(started.problem), Bus(None), thresholds, seeds=config.seeds, timeout_s=600)
     await guard.profile(device)
     pairs: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder:

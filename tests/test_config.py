@@ -30,16 +30,18 @@ def test_defaults() -> None:
     assert (config.memory, config.memory_cap, config.leaderboard) == ("shared", 16, True)
     assert (config.device, config.out) == ("auto", Path("runs"))
     assert (config.margin, config.near_band, config.r_draft, config.plateau) == (0.02, 0.05, 4, 12)
+    assert config.suspicious_speedup == 10.0
     assert config.target_speedup is None and config.time_limit_s is None
     assert (config.seeds, config.rng_seed, config.max_relaunches) == (5, 0, 3)
 
 
 def test_file_values_are_read(tmp_path: Path) -> None:
     path = _file(tmp_path, 'problem = "softmax"\nagents = 4\nbudget = 60\nmemory = "private"\nmargin = 0.03\n'
-                           'out = "elsewhere"\nleaderboard = false\n')
+                           'out = "elsewhere"\nleaderboard = false\nsuspicious_speedup = 50.0\n')
     config = build_config(path, {})
     assert (config.problem, config.agents, config.budget, config.memory) == ("softmax", 4, 60, "private")
     assert config.margin == 0.03 and config.out == Path("elsewhere") and config.leaderboard is False
+    assert config.suspicious_speedup == 50.0
 
 
 def test_flags_override_file_values(tmp_path: Path) -> None:
@@ -82,7 +84,7 @@ def test_wrong_type_names_the_field(field: str, value: object) -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [("agents", 0), ("agents", 257), ("memory_cap", 0), ("margin", 1.0), ("margin", -0.1), ("seeds", 0),
-     ("near_band", 1.5), ("candidate_timeout_s", 0), ("target_speedup", 0)],
+     ("near_band", 1.5), ("candidate_timeout_s", 0), ("target_speedup", 0), ("suspicious_speedup", 1.0)],
 )
 def test_out_of_range_names_the_field(field: str, value: object) -> None:
     assert _error(None, {"problem": "p", field: value}).startswith(f"{field}:")

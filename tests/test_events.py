@@ -46,7 +46,8 @@ SAMPLES = [
                       rationale="why", source="def run(x):\n    return x\n", drafting=True),
     CandidateDecided(
         seq=6, candidate_id="k1", agent_id="a1", decision="KEEP", reason="1.100x", correct=True, speedup=1.3,
-        held_out_speedup=1.2, vs_incumbent=1.1, guard_seconds=4.5, device={"name": "cpu"},
+        held_out_speedup=1.2, vs_incumbent=1.1, guard_seconds=4.5, device={"name": "cpu"}, confirmed=True,
+        suspicious="M=4, N=300: 12.00x the reference, past 10x",
         workloads=[
             WorkloadResult(index=0, axes={"M": 4, "N": 300}, held_out=False, correct=True, max_abs_err=0.01,
                            time_us=10.0, ref_time_us=13.0, incumbent_time_us=11.0, speedup=1.3, sol_score=0.6),
@@ -121,6 +122,13 @@ def test_bad_decision_value_rejected() -> None:
     data["decision"] = "MAYBE"
     with pytest.raises(ValidationError):
         parse_event(json.dumps(data))
+
+
+def test_a_decision_logged_before_suspicious_existed_still_reads() -> None:
+    data = json.loads(dump_event(next(e for e in SAMPLES if isinstance(e, CandidateDecided))))
+    del data["suspicious"]
+    old = parse_event(json.dumps(data))
+    assert isinstance(old, CandidateDecided) and old.suspicious is None and old.confirmed is True
 
 
 def test_events_are_frozen() -> None:

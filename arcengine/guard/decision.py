@@ -18,12 +18,22 @@ from arcengine.problem import Problem, Workload
 IMPOSSIBLE_FRACTION = 0.5
 CONFIDENCE = 0.95
 RESAMPLES = 2000
+# A pass this many times faster than the reference on a visible workload is checked by a second, fresh child
+# before it is believed. The best honest kernels of the H200 campaigns reached 6x (rmsnorm) and 3x (softmax),
+# torch.compile 10-11x on rmsnorm's largest shapes only; a result that skips the work or its launch goes far
+# past it on the small shapes, where the roofline floor is too low to catch it. A false alarm costs one child.
+SUSPICIOUS_SPEEDUP = 10.0
+# A confirming child agrees when each figure it measures again is within this factor of the first's, either way:
+# a few percent of drift between processes is normal; a result that hangs on inputs or round order moves more.
+AGREEMENT = 1.25
+PASSING: tuple[Decision, ...] = ("KEEP", "ACCEPT")
 
 
 @dataclass(frozen=True)
 class Thresholds:
     margin: float  # KEEP needs incumbent/candidate beyond 1 + margin
     near_band: float  # ACCEPT when within 1 - near_band of the incumbent
+    suspicious_speedup: float = SUSPICIOUS_SPEEDUP  # a pass past this over the reference is checked twice
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,8 @@ class Verdict:
     workloads: tuple[WorkloadResult, ...] = ()
     failure_held_out: bool = False
     vs_incumbent_interval: tuple[float, float] | None = None  # 95% bootstrap interval of vs_incumbent
+    suspicious: str | None = None  # why this pass is too good to believe from one child (set on passes only)
+    suspects: tuple[int, ...] = ()  # the workloads (indices) that made it suspicious
 
 
 def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) -> float:
@@ -121,8 +133,10 @@ def judge(
     held_out = [w.speedup for w in results if w.held_out and w.speedup]
     speedup = geometric_mean(visible) if visible else None
     held_out_speedup = geometric_mean(held_out) if held_out else None
+    suspicious, suspects = _suspicion(results, floors, thresholds.suspicious_speedup)
     if not has_incumbent:
-        return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results)
+        return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results,
+                       suspicious=suspicious, suspects=suspects)
     visible_entries = {e["index"]: e for e in result.get("workloads", []) if not by_index[e["index"]].held_out}
     ratios = [list(e.get("paired_ratios") or []) for e in visible_entries.values()]
     if not ratios or not all(ratios):
@@ -134,7 +148,90 @@ def judge(
                       vs_incumbent_interval=(low, high))
     # KEEP only when the whole interval clears the margin: one lucky median is not evidence.
     if low >= 1.0 + thresholds.margin:
-        return replace(verdict, decision="KEEP", reason=f"{shown}, beyond the {1 + thresholds.margin:.2f}x margin")
+        return replace(verdict, decision="KEEP", reason=f"{shown}, beyond the {1 + thresholds.margin:.2f}x margin",
+                       suspicious=suspicious, suspects=suspects)
     if ratio >= 1.0 - thresholds.near_band:
-        return replace(verdict, decision="ACCEPT", reason=f"{shown}: within the near-best band")
+        return replace(verdict, decision="ACCEPT", reason=f"{shown}: within the near-best band",
+                       suspicious=suspicious, suspects=suspects)
     return replace(verdict, reason=f"slower: {shown}")
+
+
+def _suspicion(results: tuple[WorkloadResult, ...], floors: dict[int, float],
+               threshold: float) -> tuple[str | None, tuple[int, ...]]:
+    """Why a correct result is too good to believe from one child, and on which workloads (None, () if it is
+    not): a time under the roofline floor (a SOL score above 1: faster than the device allows), or a visible
+    workload past ``threshold`` times the reference (the geometric mean cannot pass it unless one does), unless
+    the incumbent, timed in the same rounds, is within AGREEMENT of it there: a level already believed is no
+    news, and problems whose seed is 10-130x their naive reference would otherwise check every pass twice."""
+    why: list[str] = []
+    suspects: list[int] = []
+    for w in results:
+        floor = floors[w.index]
+        if w.time_us is not None and floor > 0 and w.time_us < floor:
+            if w.held_out:  # agents hear nothing of a held-out shape's figures
+                why.append("a held-out workload: under its roofline floor (a SOL score above 1)")
+            else:
+                sol = f"SOL score {w.sol_score:.2f}, " if w.sol_score is not None else ""
+                why.append(f"{_label(w)}: {sol}{w.time_us:.2f} us under the {floor:.2f} us roofline floor")
+        elif (not w.held_out and w.speedup is not None and w.speedup > threshold
+              and w.speedup > AGREEMENT * _incumbent_speedup(w, floor)):
+            why.append(f"{_label(w)}: {w.speedup:.2f}x the reference, past {threshold:g}x")
+        else:
+            continue
+        suspects.append(w.index)
+    return ("; ".join(why) or None), tuple(suspects)
+
+
+def _incumbent_speedup(w: WorkloadResult, floor: float) -> float:
+    if not w.incumbent_time_us or not w.ref_time_us:
+        return 0.0
+    return w.ref_time_us / max(w.incumbent_time_us, floor)
+
+
+def _agree(first: float | None, second: float | None) -> bool:
+    if not first or not second:
+        return False
+    return 1 / AGREEMENT <= second / first <= AGREEMENT
+
+
+def _x(value: float | None) -> str:
+    return f"{value:.2f}x" if value is not None else "no speedup"
+
+
+def _doubt(first: Verdict, second: Verdict) -> str | None:
+    """Why a fresh child does not confirm a suspicious pass (None: it does): it must pass again, with its
+    speedup and its time on every suspect workload each within AGREEMENT of the first child's, either way."""
+    if second.decision not in PASSING:
+        return (f"suspicious pass not confirmed by a fresh child ({first.suspicious}): the first measured "
+                f"{_x(first.speedup)} the reference; the fresh child did not pass: {second.reason}")
+    figures = [("speedup", first.speedup, second.speedup, f"{_x(first.speedup)} then {_x(second.speedup)}")]
+    again = {w.index: w for w in second.workloads}
+    for w in first.workloads:
+        if w.index in first.suspects:
+            time = again[w.index].time_us if w.index in again else None
+            if w.held_out:  # neither its shape nor its figures reach agents
+                figures.append(("a held-out workload:", w.time_us, time, "its time moved by more than 25%"))
+            else:
+                figures.append((_label(w), w.time_us, time, f"{w.time_us or 0:.2f} us then {time or 0:.2f} us"))
+    off = [f"{name} {shown}" for name, a, b, shown in figures if not _agree(a, b)]
+    if off:
+        return f"suspicious pass not confirmed by a fresh child ({first.suspicious}): {'; '.join(off)}"
+    return None
+
+
+def confirm(first: Verdict, second: Verdict, *, keep: bool) -> tuple[Verdict, bool]:
+    """The decision once a second, fresh child has judged the same candidate, and whether it confirmed the
+    first. ``keep``: the first is a KEEP over an incumbent, which must be a KEEP again; a suspicious first must
+    pass again with figures that agree (``_doubt``). Not confirmed, the fresh child's verdict is reported, its
+    reason naming both children's figures; a doubted suspicious pass is a REVERT."""
+    flagged = {"suspicious": first.suspicious, "suspects": first.suspects}  # the record says why it ran twice
+    doubt = _doubt(first, second) if first.suspicious else None
+    if doubt is not None:
+        return replace(second, decision="REVERT", reason=doubt, **flagged), False
+    if keep and second.decision != "KEEP":
+        return replace(second, reason=f"KEEP not confirmed by a fresh child ({first.reason}); "
+                                      f"confirmation: {second.reason}", **flagged), False
+    if first.suspicious:
+        return replace(first, reason=f"{first.reason}; suspicious ({first.suspicious}), confirmed by a fresh "
+                                     f"child: speedup {_x(first.speedup)} then {_x(second.speedup)}"), True
+    return first, True

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import structlog
 from arcengine.bus import Bus
 from arcengine.errors import UserError
 from arcengine.events import CandidateDecided, DeviceProfiled
-from arcengine.guard.decision import Ceilings, Thresholds, Verdict, judge
+from arcengine.guard.decision import Ceilings, Thresholds, Verdict, confirm, judge
 from arcengine.guard.gate import check_source
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, default_memory_limit, run_child
@@ -252,25 +252,26 @@ class Guard:
 
     async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
         # Candidate, incumbent and reference are timed in the same child, so every ratio is measured on one
-        # GPU; the confirmation of a KEEP runs on the same GPU too.
+        # GPU; a confirmation runs on the same GPU too.
         verdict, outcome = await self._run_once(job, worker, attempt=0)
         seconds, spent = outcome.seconds, phases(outcome.seconds, outcome.result or {})
         confirmed = None
-        if verdict.decision == "KEEP" and job.incumbent_path is not None:
-            # A KEEP must survive a second, fresh child: one process's luck is not a result.
+        keep = verdict.decision == "KEEP" and job.incumbent_path is not None
+        if keep or verdict.suspicious:
+            # A KEEP, and a pass too good to believe (judge flags passes only), must survive a second, fresh
+            # child: one process's luck is not a result. One child answers both questions.
             second, again = await self._run_once(job, worker, attempt=1)
             seconds += again.seconds
             more = phases(again.seconds, again.result or {})
             spent = {key: spent.get(key, 0.0) + more.get(key, 0.0) for key in spent.keys() | more.keys()}
-            confirmed = second.decision == "KEEP"
-            if not confirmed:
-                verdict = replace(second, reason=f"KEEP not confirmed by a fresh child ({verdict.reason}); "
-                                                 f"confirmation: {second.reason}")
+            verdict, confirmed = confirm(verdict, second, keep=keep)
         log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2),
-                 gpu=worker.slot.gpu)
+                 gpu=worker.slot.gpu, suspicious=verdict.suspicious is not None, confirmed=confirmed)
         result = outcome.result or {}
-        return decision(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}), spent,
-                        confirmed, job.warnings, worker.slot.gpu)
+        decided = decision(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}), spent,
+                           confirmed, job.warnings, worker.slot.gpu)
+        # Only a pass that was checked twice carries why; every other decision keeps the event's default.
+        return decided.model_copy(update={"suspicious": verdict.suspicious}) if verdict.suspicious else decided
 
     async def refuse(self, *, candidate_id: str, agent_id: str, reason: str) -> CandidateDecided:
         """A position that brought no candidate (the provider's reply had no usable code): a REJECT."""

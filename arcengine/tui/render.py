@@ -193,7 +193,8 @@ def candidate_head(view: CampaignView, candidate: CandidateView) -> Text:
             ci = f" (95% CI {interval[0]:.3f}-{interval[1]:.3f})" if interval else ""
             facts.append(f"{d.vs_incumbent:.3f}x the incumbent{ci}")
         if d.confirmed is not None:
-            facts.append("confirmed" if d.confirmed else "not confirmed")
+            checked = "suspicious, " if d.suspicious else ""
+            facts.append(checked + ("confirmed" if d.confirmed else "not confirmed"))
         facts.append(f"guard {d.guard_seconds:.1f} s" + (f" on GPU {d.gpu}" if d.gpu is not None else ""))
         text.append("  " + " · ".join(facts))
         text.append("\nreason: ", style="bold")
