@@ -1,46 +1,48 @@
-"""The guard's sandbox child: judges one candidate in a fresh process.
+"""The guard's sandbox child: judges one candidate from a fresh process.
 
 Run as ``python -m arcengine.guard.child SPEC.json`` by the engine, with a private working directory, a
-scrubbed environment and its own process group. It loads the reference and the candidate, checks the
-candidate on every workload and seed, times it interleaved with the reference (and the incumbent), and
-writes one JSON result atomically at the end. Anything the candidate does wrong, including crashing the
-harness after it ran, is a verdict in that file; only a dead process leaves no file.
+scrubbed environment and its own process group. Before it reads its spec it forks a worker for the candidate
+and one for the incumbent (arcengine.guard.worker), so their memory holds nothing of the spec, the token that
+authenticates the result, or anything the judge records. The judge (this process) loads the reference,
+checks the candidate's outputs on every workload and seed, times the reference here and the candidate and the
+incumbent in their workers, interleaved, and writes one JSON result atomically at the end. Anything the
+candidate does wrong, including crashing or hanging its worker, is a verdict in that file; only a dead judge
+leaves no file.
 
-Imports are limited to the standard library, torch, numpy and the guard's own modules, so that nothing of
-the engine (or its secrets) is loaded next to candidate code.
+Imports are limited to the standard library, torch, numpy and the guard's own child-side modules, so that
+nothing of the engine (or its secrets) is loaded next to candidate code.
 """
 
 from __future__ import annotations
 
-import _thread
-import contextlib
 import gc
 import hashlib
-import importlib.util
 import json
 import math
 import os
 import random
 import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from time import perf_counter
 from types import ModuleType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import torch
 
-from arcengine.guard import ceilings, correctness, distributions, precompile, timing
+from arcengine.guard import ceilings, channel, correctness, distributions, precompile, roles, timing, worker
 from arcengine.guard.correctness import Comparison, Tolerance, describe_exception
+from arcengine.guard.roles import RemoteRole, WorkerLost
 from arcengine.guard.timing import CallError, TimingConfig
+from arcengine.guard.worker import load_module, make_inputs
 
 MODULE_NAMES = {
     "reference": "arcengine_guard_reference",
     "candidate": "arcengine_guard_candidate",
     "incumbent": "arcengine_guard_incumbent",
 }
+WORKER_ROLES = ("reference", "candidate", "incumbent")
 # Where a child's time goes: loading, waiting for its compiler and for its turn on the device (gated children),
 # compiling at first calls, checking, timing.
 PHASES = ("load", "precompile", "wait", "compile", "correctness", "timing")
@@ -88,6 +90,7 @@ class Spec:
     distributions: tuple[str, ...] = ("normal",)
     deterministic: bool = True  # two runs on the same inputs must agree bit for bit
     gate: str | None = None  # with one: prepare, then use the device only once the engine opens it
+    input_salt: int | None = None  # pins the inputs (tests, reproductions); otherwise drawn fresh per child
 
 
 def parse_spec(raw: Mapping[str, object]) -> Spec:
@@ -129,6 +132,7 @@ def _parse(raw: Mapping[str, object]) -> Spec:
         distributions=tuple(str(d) for d in raw.get("distributions") or ("normal",)),  # type: ignore[attr-defined]
         deterministic=bool(raw.get("deterministic", True)),
         gate=str(raw["gate"]) if raw.get("gate") else None,
+        input_salt=int(raw["input_salt"]) if raw.get("input_salt") is not None else None,  # type: ignore[call-overload]
     )
 
 
@@ -148,31 +152,13 @@ def _stable_seed(workloads: Sequence[Workload], seeds: Sequence[int]) -> int:
 # ---------------------------------------------------------------- modules and devices
 
 
-def load_module(path: str, name: str) -> ModuleType:
-    """Import a file under `name`, registered in sys.modules so Triton's JIT can find its source."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load a module from {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(name, None)
-        raise
-    return module
-
-
 def resolve_device(kind: str) -> torch.device:
     if kind == "auto":
         kind = "cuda" if torch.cuda.is_available() else "cpu"
-    if kind == "cpu":
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise HarnessError("device cuda requested but torch sees no CUDA device")
-    torch.cuda.set_device(0)
-    torch.cuda.init()
-    return torch.device("cuda", 0)
+    try:
+        return worker.resolve_device(kind)
+    except RuntimeError as exc:
+        raise HarnessError(str(exc)) from exc
 
 
 # ---------------------------------------------------------------- per-workload record
@@ -203,25 +189,29 @@ class WorkloadRecord:
 
 # ---------------------------------------------------------------- evaluation
 
-
-class _NoEntry(Exception):
-    """The module defines nothing to call."""
+COMPILE_ALLOWANCE_S = 120.0  # a workload's first call may compile (JIT, autotuning, torch.compile) this long
+CALL_LIMIT_FLOOR_S = 10.0  # any later call gets at least this long ...
+CALL_LIMIT_CAP_S = 60.0  # ... and at most this: a hang is judged within a minute
+CALL_LIMIT_FACTOR = 100.0  # ... else this many times the reference's own call
+LOAD_LIMIT_S = 60.0  # a worker's imports and device set-up, beside its compiler's own limit
 
 
 class Evaluation:
-    """One candidate's evaluation: load, correctness, timing. `run()` never raises."""
+    """One candidate's evaluation, judged from this process: `run()` never raises.
 
-    def __init__(self, spec: Spec) -> None:
+    This process (the judge) runs and times the reference and compares outputs; the candidate and the
+    incumbent each run in a worker process of their own (arcengine.guard.worker), forked before the spec was
+    read, which times its own calls and sends their outputs' bytes here. Nothing the judge records is in reach
+    of their code."""
+
+    def __init__(self, spec: Spec, workers: Mapping[str, RemoteRole]) -> None:
         self.spec = spec
+        self.workers = dict(workers)
         self.device = torch.device("cpu")
         self.device_info: dict[str, object] | None = None
         self.reference: ModuleType | None = None
-        self.incumbent_run: Callable[..., object] | None = None
+        self.timer_kind: str | None = None
         self.incumbent_failure: str | None = None
-        self.candidate_run: Callable[..., object] | None = None
-        self.seal: correctness.HarnessSeal | None = None
-        self.threads_before: set[int | None] = set()
-        self.thread_count_before = 0
         self.records: list[WorkloadRecord] = []
         self.seconds: dict[str, float] = {}
         self.compiler: dict[str, float] = {}  # a gated child's compiler: seconds per step, and its exit
@@ -230,24 +220,25 @@ class Evaluation:
         self.correct = False
         self.failure: str | None = None
         self.failed_workload: Workload | None = None
+        self.call_limit_s: dict[int, float] = {}  # per workload, from the reference's own time
+        self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
+        salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
+        self.input_salt = salt  # fresh in every child unless pinned: no answer can be cached across children
+
+    @property
+    def candidate(self) -> RemoteRole:
+        return self.workers["candidate"]
 
     def run(self) -> dict[str, object]:
         started = perf_counter()
-        # Forked before this process touches CUDA: a fork of a CUDA process cannot use the device.
-        compiler = precompile.Compiler(self._precompile) if self.spec.gate else None
         try:
             self._load_harness()
         except HarnessError as exc:
             return self._harness_failed(str(exc), started)
         except Exception as exc:
             return self._harness_failed(f"harness failed to start: {describe_exception(exc)}", started)
-        loaded = self._load_candidate(started)
-        if compiler is not None:
-            self.seconds["precompile"], self.compiler = compiler.wait()
-        if not loaded:
+        if not self._load_workers(started):
             return self.result()
-        if compiler is not None:  # its exit overlaps the wait for the turn, and is over before the device is used
-            self.compiler["exit"] = compiler.reap()
         self._wait_for_turn()
         smoke_started = perf_counter()
         try:
@@ -266,27 +257,6 @@ class Evaluation:
         with open(self.spec.gate, "rb", buffering=0) as gate:
             gate.read(1)
         self.seconds["wait"] = perf_counter() - waited
-
-    def _precompile(self) -> dict[str, float]:
-        """In the compiler fork: every role's kernels compiled for every workload's shapes, nothing run. Returns
-        the seconds each step took."""
-        started = perf_counter()
-        if self.spec.device == "cuda":
-            torch.cuda.init()
-        self.device = torch.device("meta")  # modules built for the device (KernelBench's ModelNew) stay shapes
-        steps = {"device": perf_counter() - started}
-        self.reference = load_module(self.spec.reference, MODULE_NAMES["reference"])
-        paths = {"candidate": self.spec.candidate, "incumbent": self.spec.incumbent}
-        runs = [self._entry(load_module(path, MODULE_NAMES[role]), role) for role, path in paths.items() if path]
-        steps["import"] = perf_counter() - started - steps["device"]
-        for workload in self.spec.workloads:
-            inputs = self._make_inputs(workload, self.spec.seeds[0])
-            with precompile.compile_only(steps):  # adds the launches and their seconds
-                for run in runs:
-                    with contextlib.suppress(Exception):  # stopped where real values were needed
-                        run(*inputs)
-        steps["compile"] = perf_counter() - started - steps["device"] - steps["import"]
-        return steps
 
     def _judge(self) -> None:
         try:
@@ -315,71 +285,62 @@ class Evaluation:
         for name in ("make_inputs", "run"):
             if not callable(getattr(self.reference, name, None)):
                 raise HarnessError(f"reference has no callable {name}")
-        self._load_incumbent()
+
+    def _load_workers(self, started: float) -> bool:
+        """Each worker compiles, takes the device and imports its module, side by side; False if the candidate
+        did not load (the incumbent that does not is dropped, and the candidate timed without it)."""
+        paths = {"reference": self.spec.reference, "candidate": self.spec.candidate, "incumbent": self.spec.incumbent}
+        for role, remote in list(self.workers.items()):
+            if not paths.get(role):
+                remote.close()
+                del self.workers[role]
+        common = {"device": self.spec.device, "reference": self.spec.reference, "precompile": bool(self.spec.gate),
+                  "seed": self.input_salt,
+                  "workloads": [{"index": w.index, "axes": w.axes} for w in self.spec.workloads]}
+        limit = precompile.COMPILE_LIMIT_S + LOAD_LIMIT_S
+        for role, remote in self.workers.items():  # both start before either is waited for
+            channel.send(remote.sock, {"op": "load", "module": paths[role], **common})
+        replies = {role: self._load_reply(remote, limit) for role, remote in self.workers.items()}
+        if not replies["reference"].get("ok"):
+            self.ok = False
+            self._fail(f"reference worker: {replies['reference'].get('failure')}")
+            return False
+        candidate = replies["candidate"]
+        self.seconds["precompile"] = float(candidate.get("seconds", {}).get("precompile", 0.0))
+        self.compiler = {k: float(v) for k, v in (candidate.get("compiler") or {}).items()}
+        self.seconds["load"] = perf_counter() - started - self.seconds["precompile"]
+        incumbent = replies.get("incumbent")
+        if incumbent is not None and not incumbent.get("ok"):
+            self.incumbent_failure = str(incumbent.get("failure"))
+            self.workers.pop("incumbent").close()
+        if candidate.get("harness"):
+            self.ok = False
+        if not candidate.get("ok"):
+            self._fail(str(candidate.get("failure") or "the candidate's worker did not load it"))
+            return False
+        return True
+
+    def _load_reply(self, remote: RemoteRole, limit: float) -> dict[str, Any]:
+        try:
+            header, _ = channel.receive(remote.sock, limit)
+            return header
+        except channel.ChannelTimeout:
+            remote.kill()
+            return {"ok": False, "failure": f"{remote.role} did not load within {limit:.0f} s (its process was "
+                                            "killed)"}
+        except (channel.ChannelClosed, channel.ChannelError):
+            return {"ok": False, "failure": f"{remote.role}'s process died while loading ({remote.death_reason()})"}
 
     def _smoke_test_reference(self) -> None:
         # A broken problem must not read as a broken candidate, so try the reference before loading one.
         workload, seed = self.spec.workloads[0], self.spec.seeds[0]
         try:
-            out = self._reference_run(self._make_inputs(workload, seed))
+            out = self._reference_run(self._make_inputs(workload, self._seed(seed)))
             self._sync()
         except BaseException as exc:
             raise HarnessError(f"reference failed on {workload.label} seed {seed}: {describe_exception(exc)}") from exc
         if not correctness.output_tensors(out):
             raise HarnessError(f"reference returned no tensor on {workload.label}")
-
-    def _load_incumbent(self) -> None:
-        # The incumbent passed the guard before; if it no longer loads, time the candidate without it.
-        if self.spec.incumbent is None:
-            return
-        try:
-            module = load_module(self.spec.incumbent, MODULE_NAMES["incumbent"])
-            self.incumbent_run = self._entry(module, "incumbent")
-        except BaseException as exc:
-            self.incumbent_failure = f"incumbent failed to import: {describe_exception(exc)}"
-
-    def _load_candidate(self, started: float) -> bool:
-        self.seal = self._make_seal()
-        self.threads_before = {thread.ident for thread in threading.enumerate()}
-        self.thread_count_before = _thread._count()
-        try:
-            module = load_module(self.spec.candidate, MODULE_NAMES["candidate"])
-            run = self._entry(module, "candidate")
-        except _NoEntry as missing:
-            return self._load_failed(str(missing), started)
-        except BaseException as exc:
-            reason = f"candidate failed to import: {describe_exception(exc, self.spec.candidate)}"
-            return self._load_failed(reason, started)
-        broken = self.seal.broken()
-        if broken is not None:
-            return self._load_failed(broken, started)
-        self.candidate_run = run
-        self.seconds["load"] = perf_counter() - started
-        return True
-
-    def _entry(self, module: ModuleType, role: str) -> Callable[..., object]:
-        """The callable to judge: the module's ``run``, or what the reference's ``candidate_run(module, device)``
-        builds from it (a KernelBench reference instantiates the module's ModelNew, seeded like its Model)."""
-        assert self.reference is not None
-        build = getattr(self.reference, "candidate_run", None)
-        run = build(module, self.device) if callable(build) else getattr(module, "run", None)
-        if not callable(run):
-            raise _NoEntry(f"{role} has no callable run")
-        return run
-
-    def _make_seal(self) -> correctness.HarnessSeal:
-        seal = correctness.default_seal([correctness, timing, ceilings, distributions, sys.modules[__name__]])
-        assert self.reference is not None
-        seal.watch_module(self.reference, ("make_inputs", "run"))
-        incumbent = sys.modules.get(MODULE_NAMES["incumbent"])
-        if incumbent is not None and self.incumbent_run is not None:
-            seal.watch_module(incumbent, ("run",))
-        return seal
-
-    def _load_failed(self, reason: str, started: float) -> bool:
-        self.seconds["load"] = perf_counter() - started
-        self._fail(reason)
-        return False
 
     # ------------------------------------------------------------ correctness
 
@@ -400,63 +361,52 @@ class Evaluation:
                     twice: bool) -> str | None:
         """Run reference and candidate on one seed's inputs; the failure reason or None. With ``twice`` the
         candidate runs again on a fresh copy of the same inputs and must give the same bits."""
-        inputs = self._make_inputs(workload, seed, distribution)
-        pristine = correctness.snapshot_inputs(inputs)
-        expected = self._reference_run(correctness.snapshot_inputs(inputs))
-        self._sync()
-        correctness.poison_allocator(correctness.output_tensors(expected), self.device)
+        drawn = self._seed(seed)
+        inputs = self._make_inputs(workload, drawn, distribution)
         called = perf_counter()
-        out, failure = self._call_candidate(inputs)
-        if twice:  # a workload's first call: the candidate's JIT compiles its kernels for these shapes here
-            self.seconds["compile"] = self.seconds.get("compile", 0.0) + perf_counter() - called
-        if failure is not None:
-            return failure
-        failure = self._tampering()
-        if failure is not None:
-            return failure
-        comparison = correctness.compare_outputs(out, expected, self.spec.tolerance)
+        expected = self._reference_run(inputs)
+        self._sync()
+        self._learn_call_limit(workload, perf_counter() - called)
+        command = {"workload": workload.index, "seed": drawn, "distribution": distribution, "seal": True,
+                   "poison": [t.numel() * t.element_size() for t in correctness.output_tensors(expected)]}
+        reply = self._call_candidate(workload, command, expected)
+        if reply.failure is not None:
+            return reply.failure
+        comparison = correctness.compare_outputs(self._on_device(reply.outputs), expected, self.spec.tolerance)
         record.absorb(comparison)
-        failure = comparison.failure or correctness.verify_inputs(inputs, pristine)
-        if failure is None and twice and self.spec.deterministic:
-            failure = self._check_determinism(out, pristine)
-        return failure
+        if comparison.failure is None and twice and self.spec.deterministic:
+            return self._check_determinism(workload, command, reply.outputs, expected)
+        return comparison.failure
 
-    def _check_determinism(self, first: object, pristine: list[object]) -> str | None:
-        again, failure = self._call_candidate(correctness.snapshot_inputs(pristine))
-        if failure is not None:
-            return f"second run on the same inputs: {failure}"
-        first_tensors, again_tensors = correctness.output_tensors(first), correctness.output_tensors(again)
+    def _check_determinism(self, workload: Workload, command: Mapping[str, Any], first: object,
+                           expected: object) -> str | None:
+        again = self._call_candidate(workload, command, expected)
+        if again.failure is not None:
+            return f"second run on the same inputs: {again.failure}"
+        first_tensors, again_tensors = correctness.output_tensors(first), correctness.output_tensors(again.outputs)
         if len(first_tensors) != len(again_tensors) or not all(
             correctness.bitwise_equal(a, b) for a, b in zip(first_tensors, again_tensors, strict=True)
         ):
             return "nondeterministic: two runs on the same inputs gave different bits"
         return None
 
-    def _call_candidate(self, inputs: Sequence[object]) -> tuple[object, str | None]:
-        assert self.candidate_run is not None
+    def _call_candidate(self, workload: Workload, command: Mapping[str, Any], expected: object) -> roles.Reply:
+        """One untimed call in the candidate's worker; its first call on a workload may compile, and its time
+        is counted as compilation."""
+        first = workload.index not in self.compiled
+        limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
         try:
-            out = self.candidate_run(*inputs)
-        except BaseException as exc:
-            return None, f"candidate raised {describe_exception(exc, self.spec.candidate)}"
-        try:
-            self._sync()  # asynchronous CUDA errors (illegal address, device assert) surface here
-        except BaseException as exc:
-            return None, f"CUDA error after the candidate's call: {describe_exception(exc)}"
-        return out, None
+            reply = self.candidate.call(command, limit, roles.max_payload(expected))
+        except WorkerLost as lost:
+            return roles.Reply(f"the candidate {lost}")
+        if first:
+            self.compiled.add(workload.index)
+            self.seconds["compile"] = self.seconds.get("compile", 0.0) + reply.seconds
+        return reply
 
-    def _tampering(self) -> str | None:
-        """Patched harness functions or settings, or threads the candidate left running."""
-        assert self.seal is not None
-        broken = self.seal.broken()
-        if broken is not None:
-            return broken
-        alive = [t.name for t in threading.enumerate() if t.ident not in self.threads_before and t.is_alive()]
-        if alive:
-            return f"candidate left a thread running after returning ({', '.join(alive)})"
-        # Threads started with _thread directly are not in threading.enumerate(); the interpreter counts them.
-        if _thread._count() > self.thread_count_before:
-            return "candidate left a thread running after returning (started with _thread, unnamed)"
-        return None
+    def _learn_call_limit(self, workload: Workload, reference_s: float) -> None:
+        limit = min(CALL_LIMIT_CAP_S, max(CALL_LIMIT_FLOOR_S, CALL_LIMIT_FACTOR * reference_s))
+        self.call_limit_s[workload.index] = max(limit, self.call_limit_s.get(workload.index, 0.0))
 
     # ------------------------------------------------------------ timing
 
@@ -465,9 +415,8 @@ class Evaluation:
         # precedes each workload's timing (so none falls inside a timed call) from walking all of it again.
         gc.collect()
         gc.freeze()
-        timer = timing.make_timer(self.device)
         for workload, record in zip(self.spec.workloads, self.records, strict=True):
-            failure = self._time_workload(workload, record, timer)
+            failure = self._time_workload(workload, record)
             if failure is not None:
                 record.correct, record.failure = False, failure
                 self._fail(f"{workload.label}: {failure}", workload)
@@ -476,67 +425,61 @@ class Evaluation:
         self.correct = True
         return True
 
-    def _time_workload(self, workload: Workload, record: WorkloadRecord, timer: timing.Timer) -> str | None:
+    def _time_workload(self, workload: Workload, record: WorkloadRecord) -> str | None:
+        roles_now = list(self.workers)
+        rng = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:{workload.index}")
         try:
-            measured = self._interleave(workload, self._fresh_inputs(workload), timer)
+            measured = timing.time_interleaved(roles_now, self._measure(workload), self.spec.timing, rng)
         except CallError as exc:
-            return f"{exc.role} raised during timing: {describe_exception(exc.error, self.spec.candidate)}"
-        failure = measured.audit_failure or self._tampering()
-        if failure is None:
-            self._record_times(record, measured)
-            record.harness = {**timer.diagnostics(), "side_stream_us": measured.side_stream_us.get("candidate", 0.0)}
-        return failure
-
-    def _fresh_inputs(self, workload: Workload) -> timing.Prepare:
-        """New inputs for every timed call (seeds no correctness case uses); the candidate's output is checked
-        against the reference run afterwards on a copy taken before the call, so neither an address- or
-        value-keyed cache nor a kernel that degrades after a few calls survives timing."""
-        base = _POOL_SEED_BASE + 100_003 * workload.index
-        audits = random.Random(f"{self.spec.rng_seed}:seal:{workload.index}")
-
-        def prepare(role: str, call: int) -> tuple[Sequence[object], timing.Check | None]:
-            inputs = self._make_inputs(workload, base + call)
-            if role != "candidate":
-                return inputs, None
-            before = correctness.snapshot_inputs(inputs)
-            # The seal costs milliseconds, so it is checked on a random share of the timed calls: a candidate
-            # that patches the checker for a wrong call and restores it before the next one is caught on
-            # 1 - (1 - SEAL_AUDIT_SHARE)**k of its k wrong calls.
-            audit_seal = audits.random() < SEAL_AUDIT_SHARE
-
-            def check(out: object) -> str | None:
-                tampered = self._tampering() if audit_seal else None
-                if tampered is not None:
-                    return tampered
-                expected = self._reference_run(before)
-                comparison = correctness.compare_outputs(out, expected, self.spec.tolerance)
-                return comparison.failure
-
-            return inputs, check
-
-        return prepare
-
-    def _interleave(
-        self,
-        workload: Workload,
-        prepare: timing.Prepare,
-        timer: timing.Timer,
-    ) -> timing.Interleaved:
-        assert self.reference is not None and self.candidate_run is not None
-        fns: dict[str, Callable[..., object]] = {"reference": self.reference.run, "candidate": self.candidate_run}
-        if self.incumbent_run is not None:
-            fns["incumbent"] = self.incumbent_run
-        rng = random.Random(f"{self.spec.rng_seed}:{workload.index}")
-        try:
-            return timing.time_interleaved(fns, prepare, timer, self.spec.timing, rng)
-        except CallError as exc:
+            if exc.role == "reference":
+                raise HarnessError(f"the reference failed during timing on {workload.label}: {exc.message}") from exc
             if exc.role != "incumbent":
-                raise
-            reason = describe_exception(exc.error)
-        # The incumbent broke: say so, and time the candidate against the reference alone.
-        self.incumbent_failure = f"incumbent raised during timing on {workload.label}: {reason}"
-        self.incumbent_run = None
-        return self._interleave(workload, prepare, timer)
+                return f"{exc.role} failed during timing: {exc.message}"
+            # The incumbent broke: say so, and time the candidate against the reference alone.
+            self.incumbent_failure = f"incumbent failed during timing on {workload.label}: {exc.message}"
+            self.workers.pop("incumbent").close()
+            return self._time_workload(workload, record)
+        if measured.audit_failure is not None:
+            return measured.audit_failure
+        self._record_times(record, measured)
+        self.timer_kind, reference_timer = self.workers["reference"].diagnostics()
+        record.harness = {**reference_timer,
+                          **{f"candidate_{k}": v for k, v in self.candidate.diagnostics()[1].items()}}
+        return None
+
+    def _measure(self, workload: Workload) -> timing.Measure:
+        """Fresh inputs for every timed call (seeds no correctness case uses): the reference is timed here, the
+        others in their workers, and every candidate output is checked against the reference run afterwards
+        on the same inputs, so neither an address- or value-keyed cache nor a kernel that degrades after a
+        few calls survives timing. The seal is checked after a random share of the candidate's calls."""
+        base = self.input_salt + _POOL_SEED_BASE + 100_003 * workload.index
+        audits = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:seal:{workload.index}")
+        expected_like: list[object] = []
+
+        def measure(role: str, call: int, warm: bool) -> timing.Measured:
+            seed = base + call
+            if not expected_like:  # the reference's outputs, for what a reply may weigh
+                expected_like.append(self._reference_run(self._make_inputs(workload, seed)))
+            command = {"workload": workload.index, "seed": seed, "distribution": "normal", "timed": True,
+                       "seal": role == "candidate" and audits.random() < SEAL_AUDIT_SHARE,
+                       "ship": role == "candidate"}
+            limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if warm and call == 0 else 0.0)
+            like = expected_like[0] if expected_like else None
+            try:
+                reply = self.workers[role].call(command, limit, roles.max_payload(like))
+            except WorkerLost as lost:
+                raise CallError(role, str(lost)) from None
+            if reply.failure is not None or reply.us is None:
+                if role != "candidate":
+                    raise CallError(role, reply.failure or "no time reported")
+                return timing.Measured(0.0, reply.failure or "no time reported")
+            if role != "candidate":  # the reference is the truth, the incumbent passed before: only times count
+                return timing.Measured(reply.us)
+            expected = self._reference_run(self._make_inputs(workload, seed))
+            comparison = correctness.compare_outputs(self._on_device(reply.outputs), expected, self.spec.tolerance)
+            return timing.Measured(reply.us, comparison.failure)
+
+        return measure
 
     def _record_times(self, record: WorkloadRecord, measured: timing.Interleaved) -> None:
         record.time_us = measured.median_us("candidate")
@@ -548,12 +491,19 @@ class Evaluation:
 
     # ------------------------------------------------------------ helpers
 
+    def _seed(self, case_seed: int) -> int:
+        """The seed a correctness case draws its inputs from: the spec's case, salted fresh for this child."""
+        return (self.input_salt + 7_919 * case_seed) % (1 << 62)
+
     def _make_inputs(self, workload: Workload, seed: int, distribution: str = "normal") -> tuple[object, ...]:
         assert self.reference is not None
-        on = self.device if self.device.type != "meta" else "cpu"  # meta tensors draw from a CPU generator
-        generator = torch.Generator(device=on).manual_seed(seed)
-        return distributions.make_inputs(self.reference.make_inputs, dict(workload.axes), generator, self.device,
-                                         distribution)
+        return make_inputs(self.reference, workload.axes, seed, distribution, self.device)
+
+    def _on_device(self, outputs: object) -> object:
+        """A worker's outputs, rebuilt on the CPU, moved where the reference's are for the comparison."""
+        if isinstance(outputs, tuple):
+            return tuple(self._on_device(item) for item in outputs)
+        return outputs.to(self.device) if isinstance(outputs, torch.Tensor) else outputs
 
     def _reference_run(self, inputs: Sequence[object]) -> object:
         assert self.reference is not None
@@ -587,6 +537,8 @@ class Evaluation:
             "device": self.device_info,
             "seconds": {key: self.seconds.get(key, 0.0) for key in PHASES},
             "compiler": self.compiler,
+            "timer": self.timer_kind,
+            "input_salt": self.input_salt,
         }
 
 
@@ -651,7 +603,17 @@ def run_spec_file(spec_path: str) -> int:
     """Judge the spec at `spec_path` and write its result; main's exit codes.
 
     Shared by ``python -m arcengine.guard.child`` and the zygote's forked children, so both run the same code.
+    The workers are forked first, before this process reads the spec or touches CUDA.
     """
+    workers = {role: RemoteRole.fork(role) for role in WORKER_ROLES}
+    try:
+        return _judge_spec_file(spec_path, workers)
+    finally:
+        for remote in workers.values():  # no worker outlives the verdict it could overwrite
+            remote.kill()
+
+
+def _judge_spec_file(spec_path: str, workers: Mapping[str, RemoteRole]) -> int:
     try:
         raw = json.loads(Path(spec_path).read_text(encoding="utf-8"))
         result_path = str(raw["result"])
@@ -666,10 +628,13 @@ def run_spec_file(spec_path: str) -> int:
     except SpecError as exc:
         write_result(result_path, {**_spec_failure(f"bad spec: {exc}"), "token": token})
         return 0
+    payload: dict[str, Any]
     try:
-        payload = run_profile(spec) if spec.mode == "profile" else Evaluation(spec).run()
+        payload = run_profile(spec) if spec.mode == "profile" else Evaluation(spec, workers).run()
     except BaseException as exc:  # run() is not meant to raise; a result file is still owed
         payload = _spec_failure(f"harness crashed: {describe_exception(exc)}")
+    for remote in workers.values():
+        remote.kill()
     write_result(result_path, {**payload, "token": token})
     return 0
 

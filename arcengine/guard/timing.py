@@ -1,15 +1,20 @@
-"""Interleaved timing inside the sandbox child: reference, candidate and incumbent in one loop.
+"""Timing in the guard: the timers that measure one call, and the interleaved rounds over the roles.
 
-Each round calls every function once, in a random order, so drift in clocks or temperature hits all of them
-alike; every call gets inputs of its own (the guard makes fresh ones) and the candidate's every output is
-checked outside the timed region. On CUDA the L2 cache is flushed before every timed call and the device is
-synchronised before the end event, so work left on side streams is counted.
+Each round measures every role once, in a random order, so drift in clocks or temperature hits all of them
+alike; every call gets inputs of its own and every checked output is checked outside the timed region. The
+roles may live in different processes (the judge times the reference, each worker its own module): the loop
+only asks ``measure(role, call)`` for a time.
+
+On CUDA the time of a call is all the GPU work it caused, on every stream and context of its process, read
+from CUPTI's activity records (see ``CuptiTimer``); without CUPTI, from CUDA events around a device-wide
+synchronise (host latency included, for every role alike).
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import importlib
 import math
 import random
 import statistics
@@ -79,23 +84,31 @@ def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig
 
 
 class Timed(NamedTuple):
-    us: float  # the call's own time (on CUDA: in its stream)
-    tail_us: float  # on CUDA: from the host seeing the call's stream end until the whole device was idle
-    out: object
+    us: float  # the call's time: on CUDA all the GPU work it caused
+    out: object  # what the call returned
+    after: object = None  # what the epilogue returned
+    stray: str | None = None  # GPU work that ran outside any call (a verdict, never a time)
+
+
+Epilogue = Callable[[object], object]  # runs on a call's output after its time is taken, before the next call
 
 
 class Timer(Protocol):
+    kind: str
+
     def sync(self) -> None: ...
 
     def diagnostics(self) -> dict[str, float]: ...
 
-    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
-        """Call fn(*args) once."""
+    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
+        """Call fn(*args) once; then ``epilogue(out)`` (untimed)."""
         ...
 
 
 class CpuTimer:
     """A monotonic clock around the call."""
+
+    kind = "cpu"
 
     def sync(self) -> None:
         return None
@@ -103,11 +116,11 @@ class CpuTimer:
     def diagnostics(self) -> dict[str, float]:
         return {}
 
-    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
+    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
         start = perf_counter_ns()
         out = fn(*args)
         end = perf_counter_ns()
-        return Timed((end - start) / 1e3, 0.0, out)
+        return Timed((end - start) / 1e3, out, epilogue(out) if epilogue else None)
 
 
 def l2_bytes(device: torch.device) -> int | None:
@@ -137,26 +150,17 @@ ENQUEUE_WINDOW = 16  # the head start follows the slowest of the last calls' hos
 SPIN_UP_SECONDS = 0.05  # busy GPU before timing, so clocks have left their idle state
 
 
-class CudaTimer:
-    """CUDA events around the call, after an L2 flush, with a device-wide sync before the end event.
+class _CudaTimerBase:
+    """What both CUDA timers share: the L2 flush and the busy-wait that keeps launch latency out.
 
-    The call is charged its own stream's time; two harness costs are kept out of it:
-    - the host's launch latency: after the flush the GPU busy-waits, so the call is already enqueued when the
-      start event fires. The wait follows the host: twice the slowest of the last calls' enqueue times (from
-      HEAD_START_US up to MAX_HEAD_START_US), so a slow host never reads as a slow kernel;
-    - the host's sync latency: once the host has seen the call's stream finish it records a `seen` event, then
-      synchronises the whole device and records the end event. The tail from `seen` to the end holds any work
-      the call left on other streams plus the host's sync jitter (the wake-up before `seen` is nobody's, so it
-      is left out). The tail is returned apart; `Interleaved.charge_side_streams` charges it only to a function
-      whose tails are longer than the others' in the same rounds (same host, same jitter).
-    """
+    After the flush the GPU busy-waits, so the call is already enqueued when its work starts. The wait follows
+    the host: twice the slowest of the last calls' enqueue times (from HEAD_START_US up to MAX_HEAD_START_US),
+    so a slow host never reads as a slow kernel."""
+
+    kind = "cuda"
 
     def __init__(self, device: torch.device, flusher: L2Flusher | None = None) -> None:
         self._flusher = flusher if flusher is not None else L2Flusher(device)
-        self._start = torch.cuda.Event(enable_timing=True)
-        self._stream_end = torch.cuda.Event(enable_timing=True)
-        self._seen = torch.cuda.Event(enable_timing=True)
-        self._end = torch.cuda.Event(enable_timing=True)
         self._reset_persisting_l2 = _persisting_l2_reset()
         self.cycles_per_us = 2000.0  # a guess until measured, on clocks that have ramped up
         self.spin_up(SPIN_UP_SECONDS)
@@ -169,12 +173,13 @@ class CudaTimer:
     def _sleep_rate(self) -> float:
         """GPU clock cycles per microsecond of `torch.cuda._sleep`, measured (at least 1000: 1 GHz)."""
         cycles = 1_000_000
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda._sleep(cycles // 10)  # first launch loads the kernel
-        self._start.record()
+        start.record()
         torch.cuda._sleep(cycles)
-        self._end.record()
-        self._end.synchronize()
-        elapsed_us = self._start.elapsed_time(self._end) * 1e3
+        end.record()
+        end.synchronize()
+        elapsed_us = start.elapsed_time(end) * 1e3
         return max(1000.0, cycles / elapsed_us) if elapsed_us > 0 else 2000.0
 
     def spin_up(self, seconds: float) -> None:
@@ -185,28 +190,15 @@ class CudaTimer:
     def sync(self) -> None:
         torch.cuda.synchronize()
 
-    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
+    def _prepare(self) -> None:
+        """Cold caches, then the busy-wait the call's launches queue behind."""
         if self._reset_persisting_l2 is not None:  # lines a stream's access policy pinned would survive a flush
             self._reset_persisting_l2()
         self._flusher.flush()
+        self._head_start()
+
+    def _head_start(self) -> None:
         torch.cuda._sleep(int(self.head_start_us * self.cycles_per_us))
-        enqueue_started = perf_counter()
-        self._start.record()
-        out = fn(*args)
-        self._stream_end.record()
-        enqueue_us = (perf_counter() - enqueue_started) * 1e6
-        # Spin until the call's stream is done: the host's wake-up latency then does not depend on how long
-        # it waited (the driver's own wait turns from spinning to yielding after a while, which would make a
-        # fast-launching call's tail look longer than a slow-launching one's).
-        while not self._stream_end.query():
-            pass
-        self._seen.record()
-        torch.cuda.synchronize()  # device-wide: kernels the call put on other streams end before the end event
-        self._end.record()
-        self._end.synchronize()
-        self._adapt(enqueue_us)
-        return Timed(self._start.elapsed_time(self._stream_end) * 1e3,
-                     self._seen.elapsed_time(self._end) * 1e3, out)
 
     def _adapt(self, enqueue_us: float) -> None:
         if enqueue_us > self.head_start_us:
@@ -222,6 +214,138 @@ class CudaTimer:
                 "max_enqueue_us": self.max_enqueue_us, "sleep_cycles_per_us": self.cycles_per_us}
 
 
+class EventTimer(_CudaTimerBase):
+    """Without CUPTI: CUDA events from the end of the busy-wait to after a device-wide synchronise.
+
+    Work on every stream of the context ends before the end event, so it counts; the host's wake-up from the
+    synchronise counts too, for every role alike (a few microseconds of noise that CUPTI avoids)."""
+
+    kind = "events"
+
+    def __init__(self, device: torch.device, flusher: L2Flusher | None = None) -> None:
+        super().__init__(device, flusher)
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+
+    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
+        self._prepare()
+        enqueue_started = perf_counter()
+        self._start.record()
+        out = fn(*args)
+        self._adapt((perf_counter() - enqueue_started) * 1e6)
+        torch.cuda.synchronize()
+        self._end.record()
+        self._end.synchronize()
+        return Timed(self._start.elapsed_time(self._end) * 1e3, out, epilogue(out) if epilogue else None)
+
+
+class Activity(NamedTuple):
+    """One CUPTI activity record: a kernel (by name), a copy or a set, with its GPU start and end in ns."""
+
+    name: str
+    start: int
+    end: int
+    correlation: int  # CUPTI's launch order: every API call that enqueues work takes the next number
+
+
+def call_span(batch: Sequence[Activity], marker: str, harness: frozenset[str]) -> tuple[float, str | None]:
+    """The time of one call from the records of its batch, and the reason if work ran outside any call.
+
+    A batch holds, in launch order: the harness's preparation (names in ``harness``), its head-start marker
+    kernel, the call's launches, a closing marker kernel, then the harness's own copies of the outputs. The
+    call is everything launched between the first and the last marker, on any stream: its time runs from the
+    earliest start to the latest end, so work on a stream that never waited, which may start during the
+    head start, counts from its own start. Work launched before the head start that is not the harness's
+    (left over from an earlier call, in a context the synchronise did not reach) is stray.
+    """
+    ordered = sorted(batch, key=lambda record: record.correlation)
+    markers = [i for i, record in enumerate(ordered) if record.name == marker]
+    if len(markers) < 2:
+        return 0.0, "the harness lost its own marker kernels (GPU activity records incomplete)"
+    first, last = markers[0], markers[-1]
+    stray = [record.name for record in ordered[:first] if record.name not in harness]
+    if stray:
+        return 0.0, f"GPU work ran outside its call ({', '.join(sorted(set(stray)))[:200]})"
+    calls = ordered[first + 1:last]
+    if not calls:
+        return 0.0, None
+    return (max(r.end for r in calls) - min(r.start for r in calls)) / 1e3, None
+
+
+ACTIVITY_BUFFER_BYTES = 1 << 20
+
+
+class ActivityLog:
+    """CUPTI's record of every kernel, copy and set this process runs, on every stream and context."""
+
+    def __init__(self) -> None:
+        self._cupti = importlib.import_module("cupti").cupti
+        kinds = self._cupti.ActivityKind
+        self._kernel = int(kinds.CONCURRENT_KERNEL)
+        self._labels = {int(kinds.MEMCPY): "memcpy", int(kinds.MEMSET): "memset"}
+        self._records: list[Activity] = []
+        for kind in (kinds.CONCURRENT_KERNEL, kinds.MEMCPY, kinds.MEMSET):
+            self._cupti.activity_enable(kind)
+        self._cupti.activity_register_callbacks(self._requested, self._completed)
+
+    @staticmethod
+    def _requested() -> tuple[int, int]:
+        return ACTIVITY_BUFFER_BYTES, 0
+
+    def _completed(self, activities: Sequence[object]) -> None:
+        for record in activities:
+            kind = int(record.kind)  # type: ignore[attr-defined]
+            name = str(record.name) if kind == self._kernel else self._labels.get(kind, "other")  # type: ignore[attr-defined]
+            self._records.append(Activity(name, int(record.start), int(record.end),  # type: ignore[attr-defined]
+                                          int(record.correlation_id)))  # type: ignore[attr-defined]
+
+    def take(self) -> list[Activity]:
+        """Every record of work that has completed (after a synchronise: all of it in this context)."""
+        self._cupti.activity_flush_all(1)
+        taken, self._records = self._records, []
+        return taken
+
+
+class CuptiTimer(_CudaTimerBase):
+    """The call's time from CUPTI's activity records: from the earliest start to the latest end of every kernel,
+    copy and set it launched, on any stream (see ``call_span``). No event, tail or statistical rule: a call
+    cannot hide work from it, and neither the host's launch latency nor its wake-up is in it."""
+
+    kind = "cupti"
+
+    def __init__(self, device: torch.device, flusher: L2Flusher | None = None, log: ActivityLog | None = None) -> None:
+        self._log = log if log is not None else ActivityLog()
+        super().__init__(device, flusher)
+        self.flush_us = 0.0  # the slowest read of the records, for the record
+        self._marker, self._harness = self._calibrate()
+
+    def _calibrate(self) -> tuple[str, frozenset[str]]:
+        """The name of the head-start kernel and of what the harness's preparation launches."""
+        self._prepare()
+        self.sync()
+        records = sorted(self._log.take(), key=lambda record: record.correlation)
+        marker = records[-1].name  # the head start is the preparation's last launch
+        return marker, frozenset(record.name for record in records[:-1]) | {"memset", "memcpy"}
+
+    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
+        self._prepare()
+        enqueue_started = perf_counter()
+        out = fn(*args)
+        self._adapt((perf_counter() - enqueue_started) * 1e6)
+        torch.cuda.synchronize()  # device-wide: every stream of the context is done
+        torch.cuda._sleep(1)  # the closing marker: what the epilogue launches comes after it
+        after = epilogue(out) if epilogue else None
+        torch.cuda.synchronize()
+        read = perf_counter()
+        batch = self._log.take()
+        self.flush_us = max(self.flush_us, (perf_counter() - read) * 1e6)
+        us, stray = call_span(batch, self._marker, self._harness)
+        return Timed(us, out, after, stray)
+
+    def diagnostics(self) -> dict[str, float]:
+        return {**super().diagnostics(), "activity_read_us": self.flush_us}
+
+
 def _persisting_l2_reset() -> Callable[[], object] | None:
     """The driver's cuCtxResetPersistingL2Cache for the current context, if it answers; else None."""
     try:
@@ -233,66 +357,33 @@ def _persisting_l2_reset() -> Callable[[], object] | None:
 
 
 def make_timer(device: torch.device) -> Timer:
-    return CudaTimer(device) if device.type == "cuda" else CpuTimer()
+    """CUPTI's records where cupti-python is installed, else events around a device-wide synchronise."""
+    if device.type != "cuda":
+        return CpuTimer()
+    try:
+        log = ActivityLog()
+    except Exception:  # no cupti-python, or no CUPTI library for this driver
+        return EventTimer(device)
+    return CuptiTimer(device, log=log)
 
 
 # ---------------------------------------------------------------- interleaved loop
 
 
 class CallError(Exception):
-    """A timed function raised; `role` says which one."""
+    """A timed call failed (raised, died, hung); `role` says whose."""
 
-    def __init__(self, role: str, error: BaseException) -> None:
-        super().__init__(f"{role} raised {type(error).__name__}: {error}")
+    def __init__(self, role: str, message: str, error: BaseException | None = None) -> None:
+        super().__init__(f"{role}: {message}")
         self.role = role
+        self.message = message
         self.error = error
-
-
-SIDE_STREAM_SLACK_US = 3.0  # tails this much longer than the shortest role's are work left on other streams
-SIDE_STREAM_ROUNDS = 0.8  # ... if they are longer in this share of the rounds: host jitter is not that steady
-SIDE_STREAM_MIN_ROUNDS = 20  # rounds before tails that differ are judged: over fewer, chance could decide
 
 
 @dataclass
 class Interleaved:
     samples: dict[str, list[float]] = field(default_factory=dict)
-    tails: dict[str, list[float]] = field(default_factory=dict)
-    side_stream_us: dict[str, float] = field(default_factory=dict)  # per role charged: its median excess tail
     audit_failure: str | None = None
-
-    def charge_side_streams(self) -> None:
-        """Add to each call of a role the tail beyond the baseline, if that role's tails are longer.
-
-        Every role's tail holds the host's sync jitter; only work left on other streams makes one role's
-        tails longer than the others' round after round. The baseline is the role with the shortest median
-        tail: the reference, unless another role is shorter still. A role is charged when its median tail
-        exceeds the baseline's by the slack and its tail exceeds the baseline role's in the same round by the
-        slack in most rounds: a median alone, over the few rounds a steady kernel needs, can land on either
-        mode of a two-mode host jitter."""
-        medians = self._median_tails()
-        if not medians:
-            return
-        baseline_role = min(medians, key=medians.__getitem__)
-        baseline = medians[baseline_role]
-        for role, median in medians.items():
-            excess = median - baseline
-            if excess > SIDE_STREAM_SLACK_US and self._longer_most_rounds(role, baseline_role):
-                self.side_stream_us[role] = excess
-                self.samples[role] = [us + max(0.0, tail - baseline)
-                                      for us, tail in zip(self.samples[role], self.tails[role], strict=True)]
-
-    def _median_tails(self) -> dict[str, float]:
-        return {role: statistics.median(t) for role, t in self.tails.items() if t}
-
-    def wanted_rounds(self) -> int:
-        """SIDE_STREAM_MIN_ROUNDS while some role's median tail stands out, else none beyond the config's."""
-        medians = self._median_tails().values()
-        return SIDE_STREAM_MIN_ROUNDS if medians and max(medians) - min(medians) > SIDE_STREAM_SLACK_US else 0
-
-    def _longer_most_rounds(self, role: str, baseline_role: str) -> bool:
-        pairs = list(zip(self.tails[role], self.tails[baseline_role], strict=False))
-        longer = sum(tail > base + SIDE_STREAM_SLACK_US for tail, base in pairs)
-        return longer >= SIDE_STREAM_ROUNDS * len(pairs)
 
     @property
     def rounds(self) -> int:
@@ -311,88 +402,74 @@ class Interleaved:
         return [n / d for n, d in zip(num, den, strict=False) if d > 0]
 
 
-Check = Callable[[object], "str | None"]  # a call's output -> failure reason or None
-# (role, call number) -> the inputs for that call, and how to check its output (None: not checked).
-Prepare = Callable[[str, int], tuple[Sequence[object], Check | None]]
+class Measured(NamedTuple):
+    us: float
+    failure: str | None = None  # the call's output (or its conduct) was wrong: the loop stops
 
 
-def cycling(pool: Sequence[Sequence[object]]) -> Prepare:
-    """Inputs from a fixed pool, unchecked: for benchmarks outside the guard."""
-    return lambda role, call: (pool[call % len(pool)], None)
+# (role, call number, warm-up?) -> the call's time and what was wrong with it; raises CallError.
+Measure = Callable[[str, int, bool], Measured]
 
 
 def time_interleaved(
-    fns: Mapping[str, Fn],
-    prepare: Prepare,
-    timer: Timer,
+    roles: Sequence[str],
+    measure: Measure,
     config: TimingConfig,
     rng: random.Random,
     audit_role: str = "candidate",
 ) -> Interleaved:
     """Warm up, then run rounds until `should_stop` says the `audit_role` median is good enough.
 
-    Every call gets its inputs from `prepare` (the guard makes fresh ones, so no call sees the addresses or
-    values of an earlier one), and every output that comes with a check is checked outside the timed region:
-    a kernel that caches, replays or degrades after a few calls fails on the first call it gets wrong.
-    Raises CallError if a function raises.
+    Every call gets its own call number, from which ``measure`` makes fresh inputs (no call sees the
+    addresses or values of an earlier one) and checks the output outside the timed region: a kernel that
+    caches, replays or degrades after a few calls fails on the first call it gets wrong.
     """
-    roles = list(fns)
-    calls = _warm_up(fns, prepare, timer, config.warmup, config.warmup_seconds)
-    result = Interleaved(samples={role: [] for role in roles}, tails={role: [] for role in roles})
+    calls = _warm_up(roles, measure, config.warmup, config.warmup_seconds)
+    result = Interleaved(samples={role: [] for role in roles})
+    if isinstance(calls, str):
+        result.audit_failure = calls
+        return result
     gc.collect()
     gc.disable()  # a collection inside a timed call would be charged to whoever was running
     try:
         start = perf_counter()
-        while not should_stop(result.samples[audit_role], perf_counter() - start, config, result.wanted_rounds()):
-            calls = _round(fns, rng.sample(roles, len(roles)), prepare, calls, timer, result)
-            if result.audit_failure is not None:
-                break
+        while not should_stop(result.samples[audit_role], perf_counter() - start, config):
+            for role in rng.sample(list(roles), len(roles)):
+                measured = measure(role, calls, False)
+                calls += 1
+                result.samples[role].append(measured.us)
+                if measured.failure is not None:
+                    result.audit_failure = (f"timed call {len(result.samples[role])} of the {role}: "
+                                            f"{measured.failure}")
+                    return result
     finally:
         gc.enable()
-    result.charge_side_streams()
     return result
 
 
-def _warm_up(fns: Mapping[str, Fn], prepare: Prepare, timer: Timer, warmup: int, warmup_seconds: float) -> int:
+def _warm_up(roles: Sequence[str], measure: Measure, warmup: int, warmup_seconds: float) -> int | str:
+    """The next call number, or the first failure of a warm-up call."""
     call = 0
-    for role, fn in fns.items():
+    for role in roles:
         started = perf_counter()
         done = 0
         while done < warmup or perf_counter() - started < warmup_seconds:
-            _call(role, timer, fn, prepare(role, call)[0])  # through the timer: its head start adapts too
+            failure = measure(role, call, True).failure
+            if failure is not None:
+                return f"warm-up call of the {role}: {failure}"
             call += 1
             done += 1
-        timer.sync()
     return call
 
 
-def _round(
-    fns: Mapping[str, Fn],
-    order: Sequence[str],
-    prepare: Prepare,
-    call: int,
-    timer: Timer,
-    result: Interleaved,
-) -> int:
-    """One interleaved round; returns the next call number."""
-    for role in order:
-        inputs, check = prepare(role, call)
-        call += 1
-        elapsed_us, tail_us, out = _call(role, timer, fns[role], inputs)
-        result.samples[role].append(elapsed_us)
-        result.tails[role].append(tail_us)
-        if check is not None:
-            failure = check(out)
-            if failure is not None:
-                result.audit_failure = f"output differs on a timed call (call {len(result.samples[role])}): {failure}"
-        del out, inputs  # free them now so they do not sit in memory across the next call
-        if result.audit_failure is not None:
-            break
-    return call
+def local_measure(fns: Mapping[str, Fn], pool: Sequence[Sequence[object]], timer: Timer) -> Measure:
+    """Functions of this process timed on a fixed pool of inputs, unchecked: for benchmarks outside the guard."""
 
+    def measure(role: str, call: int, warm: bool) -> Measured:
+        try:
+            timed = timer.time(fns[role], pool[call % len(pool)])
+        except Exception as exc:
+            raise CallError(role, f"raised {type(exc).__name__}: {exc}", exc) from exc
+        return Measured(timed.us, timed.stray)
 
-def _call(role: str, timer: Timer, fn: Fn, args: Sequence[object]) -> Timed:
-    try:
-        return timer.time(fn, args)
-    except Exception as exc:
-        raise CallError(role, exc) from exc
+    return measure

@@ -245,43 +245,30 @@ def test_rel_se_and_stop_rule() -> None:
     assert timing.should_stop([1.0, 10.0] * 5, 0.0, config)  # rep cap
 
 
-def test_time_interleaved_gives_every_call_its_inputs_and_checks_every_checked_output() -> None:
+def test_time_interleaved_gives_every_call_its_number_and_checks_every_timed_call() -> None:
     seen: dict[str, list[int]] = {"reference": [], "candidate": []}
-    checked: list[object] = []
+    warm: list[int] = []
 
-    def fn(role: str) -> timing.Fn:
-        return lambda tag: seen[role].append(tag) or tag
-
-    def prepare(role: str, call: int) -> tuple[tuple[int], timing.Check | None]:
-        def check(out: object) -> str | None:
-            checked.append(out)
-            return None if out == call else "mismatch"
-
-        return (call,), check if role == "candidate" else None
+    def measure(role: str, call: int, warming: bool) -> timing.Measured:
+        (warm if warming else seen[role]).append(call)
+        return timing.Measured(10.0 if role == "reference" else 5.0)
 
     config = timing.TimingConfig(warmup=1, min_reps=4, max_reps=4)
-    fns = {"reference": fn("reference"), "candidate": fn("candidate")}
-    result = timing.time_interleaved(fns, prepare, timing.CpuTimer(), config, random.Random(0))
-    assert result.rounds == 4 and len(checked) == 4  # every timed candidate call, none of the warm-up
-    assert result.audit_failure is None
-    every_call = seen["reference"] + seen["candidate"]
+    result = timing.time_interleaved(["reference", "candidate"], measure, config, random.Random(0))
+    assert result.rounds == 4 and len(warm) == 2 and result.audit_failure is None
+    every_call = warm + seen["reference"] + seen["candidate"]
     assert len(set(every_call)) == len(every_call)  # no two calls share inputs
-    assert len(result.paired_ratios("reference", "candidate")) == 4
+    assert result.paired_ratios("reference", "candidate") == [2.0] * 4
 
 
 def test_time_interleaved_stops_at_the_first_wrong_timed_output() -> None:
-    calls = {"n": 0}
-
-    def degrading(tag: int) -> int:
-        calls["n"] += 1
-        return tag if calls["n"] <= 6 else -1  # right for a while, then garbage
-
-    def prepare(role: str, call: int) -> tuple[tuple[int], timing.Check | None]:
-        return (call,), (lambda out: None if out == call else "wrong")
+    def measure(role: str, call: int, warming: bool) -> timing.Measured:
+        return timing.Measured(1.0, None if call <= 6 else "wrong")  # right for a while, then garbage
 
     config = timing.TimingConfig(warmup=1, min_reps=20, max_reps=20)
-    result = timing.time_interleaved({"candidate": degrading}, prepare, timing.CpuTimer(), config, random.Random(0))
-    assert result.audit_failure is not None and "(call 6)" in result.audit_failure
+    result = timing.time_interleaved(["candidate"], measure, config, random.Random(0))
+    # call 0 warmed up; calls 1 to 6 were right
+    assert result.audit_failure is not None and "timed call 7 of the candidate: wrong" in result.audit_failure
 
 
 def test_time_interleaved_reports_which_role_raised() -> None:
@@ -289,54 +276,46 @@ def test_time_interleaved_reports_which_role_raised() -> None:
         raise ValueError("no")
 
     config = timing.TimingConfig(warmup=0, min_reps=2, max_reps=2)
+    measure = timing.local_measure({"candidate": boom}, [()], timing.CpuTimer())
     with pytest.raises(timing.CallError) as caught:
-        timing.time_interleaved({"candidate": boom}, timing.cycling([()]), timing.CpuTimer(), config, random.Random(0))
+        timing.time_interleaved(["candidate"], measure, config, random.Random(0))
     assert caught.value.role == "candidate"
 
 
-class _TailTimer:
-    """A timer whose calls report the tail the function returns: 10 us in stream, jittery host tails (uniform
-    over 8 us, or, with `two_modes`, 20 or 28 us at random: a host that sometimes wakes late)."""
-
-    def __init__(self, seed: int = 1, two_modes: bool = False) -> None:
-        self.jitter = random.Random(seed)
-        self.two_modes = two_modes
-
-    def _host_tail(self) -> float:
-        return self.jitter.choice((20.0, 28.0)) if self.two_modes else 20.0 + self.jitter.uniform(0, 8)
-
-    def sync(self) -> None:
-        return None
-
-    def diagnostics(self) -> dict[str, float]:
-        return {}
-
-    def time(self, fn: timing.Fn, args: Sequence[object]) -> timing.Timed:
-        return timing.Timed(10.0, self._host_tail() + float(fn(*args)), None)  # type: ignore[arg-type]
+def _activity(name: str, start: int, end: int, correlation: int) -> timing.Activity:
+    return timing.Activity(name, start * 1000, end * 1000, correlation)  # microseconds in, CUPTI's ns stored
 
 
-def test_work_left_on_other_streams_is_charged_and_host_jitter_is_not() -> None:
-    fns = {"reference": lambda: 0.0, "candidate": lambda: 40.0, "incumbent": lambda: 0.0}
-    config = timing.TimingConfig(warmup=0, min_reps=50, max_reps=50)
-    result = timing.time_interleaved(fns, timing.cycling([()]), _TailTimer(), config, random.Random(0))
-    assert set(result.side_stream_us) == {"candidate"}
-    assert 45 < result.median_us("candidate") < 55  # 10 in stream + about 40 on another stream
-    assert result.median_us("reference") == result.median_us("incumbent") == 10.0  # jitter is nobody's
+HARNESS = frozenset({"fill", "memset", "memcpy"})
 
 
-def test_two_mode_host_jitter_over_few_rounds_is_charged_to_nobody() -> None:
-    # steady kernels stop after min_reps rounds, over which medians of two-mode tails often differ by a mode
-    fns = {"reference": lambda: 0.0, "candidate": lambda: 0.0, "incumbent": lambda: 0.0}
-    config = timing.TimingConfig(warmup=0, min_reps=5, max_reps=50)
-    for seed in range(200):
-        timer = _TailTimer(seed, two_modes=True)
-        result = timing.time_interleaved(fns, timing.cycling([()]), timer, config, random.Random(seed))
-        assert result.side_stream_us == {}, seed
-    fns["candidate"] = lambda: 12.0  # while steady work left on another stream still is, over the same rounds
-    for seed in range(200):
-        result = timing.time_interleaved(fns, timing.cycling([()]), _TailTimer(seed, two_modes=True), config,
-                                         random.Random(seed))
-        assert set(result.side_stream_us) == {"candidate"}, seed
+def test_call_span_counts_every_stream_from_the_earliest_start_to_the_latest_end() -> None:
+    batch = [
+        _activity("fill", 0, 40, 1),  # the L2 flush
+        _activity("spin", 40, 140, 2),  # the head start
+        _activity("side_kernel", 60, 400, 4),  # a stream that never waited: it ran during the head start
+        _activity("main_kernel", 140, 150, 3),
+        _activity("spin", 401, 402, 5),  # the closing marker
+        _activity("memcpy", 402, 410, 6),  # the harness's copy of the outputs: not the call's
+    ]
+    assert timing.call_span(batch, "spin", HARNESS) == (340.0, None)
+    alone = [record for record in batch if record.name != "side_kernel"]
+    assert timing.call_span(alone, "spin", HARNESS) == (10.0, None)
+
+
+def test_call_span_flags_work_launched_outside_any_call() -> None:
+    batch = [
+        _activity("leftover", 0, 900, 1),  # launched before the head start, by nobody the harness knows
+        _activity("fill", 0, 40, 2),
+        _activity("spin", 40, 140, 3),
+        _activity("main_kernel", 140, 150, 4),
+        _activity("spin", 151, 152, 5),
+    ]
+    us, stray = timing.call_span(batch, "spin", HARNESS)
+    assert stray is not None and "outside its call (leftover)" in stray
+    assert timing.call_span(batch[1:3], "spin", HARNESS)[1] is not None  # no closing marker: records incomplete
+    empty = [_activity("spin", 0, 10, 1), _activity("spin", 11, 12, 2)]
+    assert timing.call_span(empty, "spin", HARNESS) == (0.0, None)  # no GPU work at all: no time
 
 
 def test_parse_spec_and_helpers() -> None:

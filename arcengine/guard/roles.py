@@ -1,0 +1,155 @@
+"""The judge's handle on a role worker (arcengine.guard.worker): requests with time limits, replies checked.
+
+Everything a worker sends is untrusted: the reply's shape is checked, its payload is bounded by what the
+reference's outputs weigh, and tensors are rebuilt from bytes. A worker that dies, hangs past its limit or
+answers nonsense is a failure of its role with the precise reason, never a crash of the judge.
+
+Imports are limited to the standard library, torch and the guard's child-side modules, as for the child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from arcengine.guard import channel, worker
+
+EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
+
+
+class WorkerLost(Exception):
+    """The worker died, hung or broke the protocol; the message says which."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A worker's answer to one call."""
+
+    failure: str | None
+    us: float | None = None  # the call's own time (timed calls)
+    seconds: float = 0.0  # the call's wall time in the worker, first-call compilation included
+    outputs: object = None  # rebuilt like the call's return value: a tensor, or a tuple of tensors and values
+
+
+class RemoteRole:
+    """One worker process, seen from the judge."""
+
+    def __init__(self, role: str, pid: int, sock: socket.socket) -> None:
+        self.role = role
+        self.pid = pid
+        self.sock = sock
+        self.closed = False
+
+    @classmethod
+    def fork(cls, role: str) -> RemoteRole:
+        pid, sock = worker.start(role)
+        return cls(role, pid, sock)
+
+    def request(self, command: Mapping[str, Any], timeout_s: float,
+                max_payload: int = 1 << 20) -> tuple[dict[str, Any], bytearray]:
+        if self.closed:
+            raise WorkerLost(f"the {self.role}'s process is gone")
+        try:
+            channel.send(self.sock, command)
+            return channel.receive(self.sock, timeout_s, max_payload)
+        except channel.ChannelTimeout:
+            self.kill()
+            raise WorkerLost(f"did not return within {timeout_s:.0f} s (hung; its process was killed)") from None
+        except (channel.ChannelClosed, BrokenPipeError, ConnectionError):
+            raise WorkerLost(self.death_reason()) from None
+        except channel.ChannelError as exc:
+            self.kill()
+            raise WorkerLost(f"broke the harness's protocol ({exc})") from None
+
+    def load(self, command: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
+        header, _ = self.request({"op": "load", **command}, timeout_s)
+        return header
+
+    def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
+        header, payload = self.request({"op": "call", **command}, timeout_s, max_payload)
+        failure = header.get("failure")
+        if failure is not None:
+            return Reply(str(failure), seconds=_number(header.get("seconds")) or 0.0)
+        try:
+            outputs = _rebuild(header, payload)
+        except (channel.ChannelError, KeyError, TypeError, ValueError) as exc:
+            self.kill()
+            raise WorkerLost(f"sent outputs the harness cannot read ({exc})") from None
+        return Reply(None, _number(header.get("us")), _number(header.get("seconds")) or 0.0, outputs)
+
+    def diagnostics(self, timeout_s: float = 10.0) -> tuple[str | None, dict[str, float]]:
+        """The worker's timer: its kind and how its harness behaved (numbers only)."""
+        with contextlib.suppress(WorkerLost):
+            header, _ = self.request({"op": "diagnostics"}, timeout_s)
+            timer, kind = header.get("timer"), header.get("kind")
+            numbers = {str(k): float(v) for k, v in timer.items() if _number(v) is not None} \
+                if isinstance(timer, dict) else {}
+            return (str(kind) if kind else None), numbers
+        return None, {}
+
+    def close(self) -> None:
+        """Ask the worker to exit; kill it if it does not. After this it cannot write anything anywhere."""
+        if not self.closed:
+            with contextlib.suppress(OSError):
+                channel.send(self.sock, {"op": "exit"})
+            self.sock.settimeout(EXIT_WAIT_S)
+            with contextlib.suppress(OSError):
+                self.sock.recv(1)  # returns at the worker's exit (or its timeout)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+        self.sock.close()
+
+    def death_reason(self) -> str:
+        """Why the worker's channel closed: its exit status, once it is reaped."""
+        self.closed = True
+        self.sock.close()
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return "its process ended"
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            return f"its process was killed by signal {sig} ({name})"
+        return f"its process exited with code {os.WEXITSTATUS(status)}"
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _rebuild(header: Mapping[str, Any], payload: bytearray) -> object:
+    described = header["outputs"]
+    if not isinstance(described, list):
+        raise channel.ChannelError("outputs that are not a list")
+    metas = [entry["meta"] for entry in described if "tensor" in entry]
+    tensors = iter(channel.unpack_tensors(metas, payload))
+    items = [next(tensors) if "tensor" in entry else entry["value"] for entry in described]
+    if header.get("single") and len(items) == 1:
+        return items[0]
+    return tuple(items)
+
+
+def max_payload(expected: object) -> int:
+    """What a reply may weigh: the reference's outputs, with room for a wrong dtype, plus headroom."""
+    items = expected if isinstance(expected, tuple | list) else (expected,)
+    nbytes = sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
+    return 8 * nbytes + (1 << 20)

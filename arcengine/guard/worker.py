@@ -1,0 +1,309 @@
+"""A role worker: the process where one untrusted module (the candidate, or the incumbent) runs.
+
+The judge (arcengine.guard.child) forks one worker per untrusted role before it reads its spec, so a worker
+holds nothing of the judge: no result path, no token, no reference outputs, no recorded times. The judge sends
+commands over a socket (arcengine.guard.channel); the worker loads its module, makes the inputs of a call from
+the seed it is given, calls, times its own call, checks its inputs and the harness seal, and sends back the
+time and the outputs' bytes. The judge compares them with the reference it ran itself, in its own process.
+
+What stays trusted here is the worker's own harness: the timer of its own calls, the seal and the copy of its
+outputs. The gate keeps candidate code from reaching them (no frames, no dispatcher, no file descriptors),
+the seal checks they are unpatched, and CUPTI's records count every kernel wherever it runs.
+
+Imports are limited to the standard library, torch and the guard's child-side modules, as for the child.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import gc
+import importlib.machinery
+import importlib.util
+import os
+import socket
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from time import perf_counter
+from types import ModuleType
+from typing import Any, NoReturn
+
+import torch
+
+from arcengine.guard import channel, correctness, distributions, precompile, timing
+from arcengine.guard.correctness import describe_exception
+
+REFERENCE_MODULE = "arcengine_guard_reference"
+ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengine_guard_incumbent"}
+
+
+class NoEntry(Exception):
+    """The module defines nothing to call."""
+
+
+def load_module(path: str, name: str) -> ModuleType:
+    """Import a file under `name`, registered in sys.modules so Triton's JIT can find its source. Any file name
+    will do (a candidate need not end in .py)."""
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    if spec is None:
+        raise ImportError(f"cannot load a module from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def entry_point(module: ModuleType, reference: ModuleType, device: torch.device, role: str) -> Callable[..., object]:
+    """The callable to judge: the module's ``run``, or what the reference's ``candidate_run(module, device)``
+    builds from it (a KernelBench reference instantiates the module's ModelNew, seeded like its Model)."""
+    build = getattr(reference, "candidate_run", None)
+    run = build(module, device) if callable(build) else getattr(module, "run", None)
+    if not callable(run):
+        raise NoEntry(f"{role} has no callable run")
+    return run
+
+
+def make_inputs(reference: ModuleType, axes: Mapping[str, object], seed: int, distribution: str,
+                device: torch.device) -> tuple[object, ...]:
+    """A call's inputs from its seed: the judge makes the same ones for the reference."""
+    on = device if device.type != "meta" else "cpu"  # meta tensors draw from a CPU generator
+    generator = torch.Generator(device=on).manual_seed(seed)
+    return distributions.make_inputs(reference.make_inputs, dict(axes), generator, device, distribution)
+
+
+def resolve_device(kind: str) -> torch.device:
+    if kind == "cpu":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise RuntimeError("device cuda requested but torch sees no CUDA device")
+    torch.cuda.set_device(0)
+    torch.cuda.init()
+    return torch.device("cuda", 0)
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+# ---------------------------------------------------------------- the worker's side
+
+
+class Worker:
+    """Serves the judge's commands until told to exit; every answer is one message."""
+
+    def __init__(self, sock: socket.socket, role: str) -> None:
+        self.sock = sock
+        self.role = role
+        self.device = torch.device("cpu")
+        self.reference: ModuleType | None = None
+        self.run: Callable[..., object] | None = None
+        self.source = ""
+        self.workloads: dict[int, Mapping[str, object]] = {}
+        self.seal: correctness.HarnessSeal | None = None
+        self.threads_before: set[int | None] = set()
+        self.thread_count_before = 0
+        self.timer: timing.Timer | None = None
+
+    def serve(self) -> None:
+        while True:
+            try:
+                command, _ = channel.receive(self.sock)
+            except (channel.ChannelClosed, channel.ChannelError):
+                return
+            op = command.get("op")
+            if op == "exit":
+                return
+            handler = {"load": self.load, "call": self.call, "diagnostics": self.diagnostics}.get(str(op))
+            if handler is None:
+                channel.send(self.sock, {"failure": f"unknown command {op!r}"})
+                continue
+            header, payload = handler(command)
+            channel.send(self.sock, header, payload)
+
+    # ------------------------------------------------------------ load
+
+    def load(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        """Compile (in a fork, before CUDA), take the device, import the reference and the module."""
+        started = perf_counter()
+        seconds: dict[str, float] = {}
+        self.source = str(command["module"])
+        self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
+        compiler = None
+        if command.get("precompile"):
+            compiler = precompile.Compiler(lambda: self._precompile(command))
+        try:
+            self.device = resolve_device(str(command["device"]))
+            self.reference = load_module(str(command["reference"]), REFERENCE_MODULE)
+        except BaseException as exc:
+            return {"ok": False, "harness": True, "failure": f"worker failed to start: {describe_exception(exc)}"}, []
+        self.seal = correctness.default_seal([correctness, timing, channel, distributions, sys.modules[__name__]])
+        self.seal.watch_module(self.reference, ("make_inputs",))
+        self.threads_before = {thread.ident for thread in threading.enumerate()}
+        self.thread_count_before = _thread._count()
+        failure = self._import()
+        compiler_report: dict[str, float] = {}
+        if compiler is not None:
+            seconds["precompile"], compiler_report = compiler.wait()
+            compiler_report["exit"] = compiler.reap()
+        seconds["load"] = perf_counter() - started - seconds.get("precompile", 0.0)
+        if failure is None:
+            failure = self.seal.broken()
+        return {"ok": failure is None, "failure": failure, "seconds": seconds, "compiler": compiler_report}, []
+
+    def _import(self) -> str | None:
+        assert self.reference is not None
+        if self.role == "reference":  # timed in a worker like the others, so every role pays the same costs
+            self.run = self.reference.run
+            return None
+        try:
+            module = load_module(self.source, ROLE_MODULES[self.role])
+            self.run = entry_point(module, self.reference, self.device, self.role)
+        except NoEntry as missing:
+            return str(missing)
+        except BaseException as exc:
+            return f"{self.role} failed to import: {describe_exception(exc, self.source)}"
+        return None
+
+    def _precompile(self, command: Mapping[str, Any]) -> dict[str, float]:
+        """In the compiler fork: the module's kernels compiled for every workload's shapes, nothing run."""
+        started = perf_counter()
+        if command["device"] == "cuda":
+            torch.cuda.init()
+        steps = {"device": perf_counter() - started}
+        meta = torch.device("meta")  # modules built for the device (KernelBench's ModelNew) stay shapes
+        reference = load_module(str(command["reference"]), REFERENCE_MODULE)
+        run = entry_point(load_module(self.source, ROLE_MODULES[self.role]), reference, meta, self.role)
+        steps["import"] = perf_counter() - started - steps["device"]
+        seed = int(command.get("seed", 0))
+        for axes in self.workloads.values():
+            inputs = make_inputs(reference, axes, seed, "normal", meta)
+            with precompile.compile_only(steps), contextlib.suppress(Exception):  # stopped where values were needed
+                run(*inputs)
+        steps["compile"] = perf_counter() - started - steps["device"] - steps["import"]
+        return steps
+
+    # ------------------------------------------------------------ calls
+
+    def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        """One call on the inputs of (workload, seed, distribution): its time, its conduct and its outputs."""
+        assert self.reference is not None and self.run is not None
+        axes = self.workloads[int(command["workload"])]
+        inputs = make_inputs(self.reference, axes, int(command["seed"]), str(command["distribution"]), self.device)
+        pristine = correctness.snapshot_inputs(inputs)
+        poison = command.get("poison")
+        if poison:
+            correctness.poison_blocks([int(n) for n in poison], self.device)
+        started = perf_counter()
+        try:
+            if command.get("timed"):
+                if self.timer is None:
+                    self.timer = timing.make_timer(self.device)
+                gc.disable()  # a collection inside a timed call would be charged to the call
+                try:
+                    timed = self.timer.time(self.run, inputs)
+                finally:
+                    gc.enable()
+                out, us, stray = timed.out, timed.us, timed.stray
+            else:
+                out, us, stray = self.run(*inputs), None, None
+        except BaseException as exc:
+            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}"}, []
+        try:
+            sync(self.device)  # asynchronous CUDA errors (illegal address, device assert) surface here
+        except BaseException as exc:
+            return {"failure": f"CUDA error after the {self.role}'s call: {describe_exception(exc)}"}, []
+        seconds = perf_counter() - started
+        failure = stray or correctness.verify_inputs(inputs, pristine)
+        if failure is None and command.get("seal"):
+            failure = self.tampering()
+        if failure is not None:
+            return {"failure": failure}, []
+        if not command.get("ship", True):
+            return {"us": us, "seconds": seconds, "failure": None, "outputs": [], "single": False}, []
+        outputs, payload, failure = _ship(out, self.device)
+        header: dict[str, Any] = {"us": us, "seconds": seconds, "failure": failure, "outputs": outputs,
+                                  "single": not isinstance(out, tuple | list)}
+        return header, payload
+
+    def tampering(self) -> str | None:
+        """Patched harness functions or settings, or threads the module left running."""
+        assert self.seal is not None
+        broken = self.seal.broken()
+        if broken is not None:
+            return broken
+        alive = [t.name for t in threading.enumerate() if t.ident not in self.threads_before and t.is_alive()]
+        if alive:
+            return f"{self.role} left a thread running after returning ({', '.join(alive)})"
+        # Threads started with _thread directly are not in threading.enumerate(); the interpreter counts them.
+        if _thread._count() > self.thread_count_before:
+            return f"{self.role} left a thread running after returning (started with _thread, unnamed)"
+        return None
+
+    def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        timer = self.timer
+        return {"timer": timer.diagnostics() if timer else {}, "kind": timer.kind if timer else None}, []
+
+
+def _ship(out: object, device: torch.device) -> tuple[list[dict[str, Any]], list[memoryview], str | None]:
+    """The outputs as the judge will rebuild them: plain tensors on this worker's device, or plain numbers."""
+    items = list(out) if isinstance(out, tuple | list) else [out]
+    described: list[dict[str, Any]] = []
+    tensors: list[torch.Tensor] = []
+    for i, item in enumerate(items):
+        label = "output" if len(items) == 1 and not isinstance(out, tuple | list) else f"output {i}"
+        if type(item) is torch.Tensor:  # subclasses can override comparisons and __torch_function__
+            if item.device != device:
+                return [], [], f"{label} is on {item.device}, expected {device}"
+            described.append({"tensor": len(tensors)})
+            tensors.append(item)
+        elif item is None or type(item) in (bool, int, float, str):
+            described.append({"value": item})
+        else:
+            cls = type(item)
+            return [], [], f"{label} is {cls.__module__}.{cls.__qualname__}, not exactly torch.Tensor"
+    meta, payload = channel.pack_tensors(tensors)
+    for entry in described:
+        if "tensor" in entry:
+            entry["meta"] = meta[entry["tensor"]]
+    return described, payload, None
+
+
+def start(role: str) -> tuple[int, socket.socket]:
+    """Fork a worker for ``role``; the judge's end of its socket. Call before this process touches CUDA."""
+    judge_end, worker_end = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        judge_end.close()
+        _become_worker(worker_end, role)
+    worker_end.close()
+    return pid, judge_end
+
+
+def _become_worker(sock: socket.socket, role: str) -> NoReturn:
+    code = 0
+    try:
+        _die_with_parent()
+        Worker(sock, role).serve()
+    except BaseException:
+        code = 1
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _die_with_parent() -> None:
+    """A worker whose judge died goes too: it must never outlive the verdict it could overwrite."""
+    with contextlib.suppress(Exception):
+        import ctypes  # the judge's own code, before any module is loaded
+
+        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+
