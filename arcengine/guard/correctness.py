@@ -248,7 +248,12 @@ def poison_allocator(like: Sequence[torch.Tensor], device: torch.device) -> None
     allocator hands these blocks back (best fit), and glibc's LIFO bins usually do the same on CPU, so an
     output the candidate allocates but never writes reads as NaN instead of some earlier result.
     """
-    sizes = [max(t.numel() * t.element_size(), 1) for t in like]
+    poison_blocks([t.numel() * t.element_size() for t in like], device)
+
+
+def poison_blocks(nbytes: Sequence[int], device: torch.device) -> None:
+    """``poison_allocator`` for outputs of these sizes (a worker knows the reference's outputs by size only)."""
+    sizes = [max(int(n), 1) for n in nbytes]
     big = sum(sizes) * 5 // 4 + (1 << 20)
     # Freed in list order: the block for output 0 is freed last, so LIFO allocators return it first.
     blocks = [_filled(n, device) for n in [big, *reversed(sizes)]]
