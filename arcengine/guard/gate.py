@@ -1,38 +1,167 @@
 """The cascade gate: cheap static checks in the engine, before any process starts.
 
-Rejects what is unsafe or walks around the guard (native escapes, process spawning, threads, dynamic code
-and the back doors to it, frame walking, monkey-patching of imported modules); warns on what is only
-suspicious (side streams, environment reads, file writes, try/except fallbacks to PyTorch). The sandbox and
-the dynamic checks catch the rest.
+Candidate code is written to score well, so the gate judges what a name *is*, not how it is spelled. Before a rule
+is applied, names are resolved: import aliases (``import sys as s``), plain names bound to an imported path
+(``T = torch.Tensor``), module re-exports (``os.sys`` is sys, ``torch.os`` is os, ``queue.threading`` is threading,
+``posix`` is os), and ``getattr``/``hasattr``/``setattr``/``delattr`` with a constant name, which are judged as the
+attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Then it REJECTs:
+
+1. Forbidden modules, by any path: native code (ctypes, cffi, numpy.ctypeslib, torch.utils.cpp_extension,
+   triton.runtime.build), processes and signals (subprocess, multiprocessing, pty, signal, torch.utils.data,
+   torch.distributed, ...), threads, dynamic import and code (importlib, runpy, code, timeit, pkgutil,
+   torch.utils.benchmark, ...), introspection (gc, inspect), serialisation
+   (pickle, marshal, shelve, torch.load), the guard itself (arcengine*); imported, or reached as an attribute of
+   another module (``torch.multiprocessing``, ``tempfile._thread``). Star and relative imports are refused too.
+2. Dynamic code: exec, eval, compile, __import__, breakpoint, types.CodeType/FunctionType, type() with three
+   arguments, loaders of native code wherever re-exported (load_library, load_inline, compile_module_from_src),
+   and evaluators of strings (typing.get_type_hints, typing.ForwardRef, ``_evaluate``). Strings inside annotations
+   are judged as the code they spell: torch.library.custom_op and get_type_hints evaluate them.
+3. Dynamic attribute access: getattr/hasattr/setattr/delattr with a name that is not a string constant, or used
+   other than by calling them; vars, globals, locals; operator.attrgetter/methodcaller, string.Formatter.
+4. Introspection: frame, generator, coroutine, traceback, code-object and cell attributes (f_back, gi_frame,
+   tb_next, co_consts, cell_contents, ...) and every dunder attribute but the ordinary protocol ones in
+   ALLOWED_DUNDERS (``__dict__``, ``__globals__``, ``__self__``, ``__subclasses__``, ``__getattribute__``,
+   ``__setattr__``, ``__loader__`` ... are refused); these names are also refused as match-pattern attributes,
+   keyword names and string constants, so reflective APIs cannot take them either.
+5. Modules used as values: a module bound by ``import``, and sys, os, io, os.environ and torch.library however
+   reached, may only be used through their attributes (``type(sys)``, ``m = sys``, ``f(torch)`` are refused).
+6. sys, os and io by allowlist (ALLOWED_MEMBERS): versions and limits, stdout/stderr, the environment, paths and
+   process information. Everything else is refused: sys.modules, sys._getframe, sys.exc_info, ...; the os
+   functions that spawn, signal, replace or end processes or work on raw file descriptors (os.write, os.dup2,
+   os.fdopen, os.open, os.pipe, os.kill, os.fork, os.posix_spawn, ...); io.FileIO and io.open; writing the
+   environment (compilers the harness runs read it: TRITON_PTXAS_PATH runs any program). ``open()`` of an int or
+   with opener/closefd, ``.fileno()``, and paths naming descriptors or process memory (/proc/<pid>/fd,
+   /proc/<pid>/mem, /dev/fd) are refused as well. Private members of standard-library modules are refused
+   (``uuid._get_command_stdout`` runs a command), but faulthandler's (they only crash: a fail).
+7. Intercepting PyTorch operators: torch._C and torch's private operator machinery (torch._ops, torch._library,
+   torch._subclasses, ...); torch.overrides and torch.utils._python_dispatch (function and dispatch modes, and the
+   mode classes by name wherever they are re-exported); ``__torch_function__``/``__torch_dispatch__`` defined,
+   assigned or named; torch.ops hooks (py_impl, py_kernels, load_library). torch.library is refused but for:
+   ``custom_op`` and ``triton_op`` (and ``define``) creating an operator whose constant "ns::name" is outside
+   torch's own namespaces (TORCH_NAMESPACES: aten, prims, ...), which makes ns one of the candidate's own;
+   ``register_fake``/``register_kernel``/``register_autograd``/``impl``/... called with a constant "ns::name" in
+   one of the candidate's own namespaces; ``wrap_triton``, ``get_ctx``, ``opcheck``. Methods of
+   the op object a custom_op returns (``@op.register_fake``) are the candidate's own and free.
+8. Mutating what the harness uses: assigning, augmenting or deleting (by statement, loop target, setattr or
+   delattr) an attribute of an imported module or of anything reached through one (``torch.Tensor.add = ...``),
+   an attribute of ``type(x)``, of a name bound to it, or of ``x.__class__``, or any dunder attribute
+   (``x.__class__ = ...``).
+
+It warns on what is only suspicious (side streams, environment reads, file writes, try/except fallbacks to
+PyTorch). What no static reading can see (values computed at run time, objects smuggled through containers or
+parameters) is left to the sandbox and the runtime checks.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
+import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-# Modules whose import alone is refused: native escapes, process control, dynamic import.
+# Modules refused by any path (a name here refuses its submodules too).
 FORBIDDEN_MODULES = {
-    "ctypes", "cffi", "subprocess", "multiprocessing", "importlib", "pty", "socket", "signal", "builtins",
-    "resource", "torch.utils.cpp_extension", "threading", "_thread", "concurrent", "asyncio", "gc", "inspect",
-    "pickle", "marshal", "shutil", "arcengine",
+    "ctypes", "_ctypes", "cffi", "numpy.ctypeslib", "numpy.f2py", "torch.utils.cpp_extension", "triton.runtime.build",
+    "subprocess", "_posixsubprocess", "multiprocessing", "_multiprocessing", "pty", "socket", "_socket", "signal",
+    "_signal", "resource", "fcntl", "mmap", "threading", "_thread", "concurrent", "asyncio", "builtins",
+    "importlib", "runpy", "code", "codeop", "timeit", "doctest", "pdb", "bdb", "trace", "cProfile", "profile",
+    "pydoc", "pkgutil", "zipimport", "unittest", "logging.config", "webbrowser", "gc", "inspect", "pickle",
+    "_pickle", "marshal", "shelve", "dbm", "copyreg", "shutil", "arcengine",
+    # torch's operator machinery and code loaders: nothing an honest kernel calls
+    "torch._C", "torch._ops", "torch._library", "torch._custom_op", "torch._custom_ops", "torch._subclasses",
+    "torch._decomp", "torch._prims", "torch._refs", "torch._python_dispatcher", "torch._dispatch",
+    "torch._higher_order_ops", "torch.utils._python_dispatch", "torch.overrides", "torch._inductor.codecache",
+    "torch._inductor.async_compile", "torch._inductor.cpp_builder", "torch.hub", "torch.package",
+    "torch.serialization", "torch.utils.benchmark", "torch.utils.data", "torch.distributed",
+    "torch._inductor.compile_worker",
 }
-# Calls that run code the gate cannot see.
-FORBIDDEN_NAMES = {"exec", "eval", "compile", "__import__", "breakpoint", "__builtins__"}
-# The same names as attributes: `torch.compile` and `re.compile` are fine, `x.exec(...)` is not.
-FORBIDDEN_ATTRIBUTE_NAMES = FORBIDDEN_NAMES - {"compile"}
-# os functions that spawn, replace or end processes.
-FORBIDDEN_OS_CALLS = {
-    "system", "popen", "fork", "forkpty", "kill", "killpg", "execv", "execve", "execl", "execle", "execlp",
-    "execlpe", "execvp", "execvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe", "spawnv", "spawnve",
-    "spawnvp", "spawnvpe", "posix_spawn", "posix_spawnp", "_exit", "abort",
-}
+# Attributes refused by any path, beside the modules above.
 FORBIDDEN_ATTRIBUTES = {
-    "sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "sys.meta_path", "sys.path_hooks",
-    "sys.exit", "sys.addaudithook", "os.environ.__setitem__",
+    "operator.attrgetter", "operator.methodcaller", "string.Formatter", "types.CodeType", "types.FunctionType",
+    "types.LambdaType", "types.new_class", "typing.get_type_hints", "typing.ForwardRef",
+    "typing_extensions.get_type_hints", "typing_extensions.ForwardRef", "torch.load", "numpy.load",
+    "torch.ops.import_module", "torch.cuda.memory.CUDAPluggableAllocator",
+    "torch.cuda.memory.change_current_allocator",
 }
+# A module's name met inside a path starts the path again (`os.sys.modules` is `sys.modules`, `random._os` is os:
+# leading underscores are the stdlib's way of re-exporting), but for names that torch uses for submodules of its
+# own (torch.signal, torch.profiler.profile, torch.jit.trace, ...).
+MODULE_NAMES = {"sys", "os", "io"} | {
+    m for m in FORBIDDEN_MODULES if "." not in m} - {"signal", "code", "trace", "profile", "resource", "timeit"}
+RENAMED_MODULES = {"posix": "os", "nt": "os", "_io": "io"}
+# The standard library's private members are refused (`uuid._get_command_stdout` runs a command, `tempfile._os` is
+# os); torch's, triton's and numpy's are not (torch._scaled_mm), but for the forbidden ones above.
+STDLIB_MODULES = frozenset(sys.stdlib_module_names)
+# sys, os and io by allowlist: what an honest kernel needs of them.
+ALLOWED_MEMBERS = {
+    "sys": {"version", "version_info", "hexversion", "implementation", "platform", "byteorder", "maxsize",
+            "float_info", "int_info", "float_repr_style", "stdout", "stderr", "getsizeof", "getrecursionlimit",
+            "getdefaultencoding", "getfilesystemencoding"},
+    "os": {"environ", "getenv", "path", "sep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
+           "cpu_count", "process_cpu_count", "sched_getaffinity", "getpid", "getppid", "getcwd", "fspath", "PathLike",
+           "makedirs", "listdir", "scandir", "stat", "urandom"},
+    "io": {"BytesIO", "StringIO", "IOBase", "TextIOBase", "BufferedIOBase", "UnsupportedOperation", "SEEK_SET",
+           "SEEK_CUR", "SEEK_END", "DEFAULT_BUFFER_SIZE"},
+}
+# The environment is read, never written: the compilers the harness runs read it (TRITON_PTXAS_PATH runs any program).
+ENVIRON_READS = {"get", "keys", "items", "values", "copy"}
+# Modules that may only be used through their attributes, however they are reached (besides any bound by import).
+ATTRIBUTE_ONLY_MODULES = {"sys", "os", "io", "torch.library", "os.environ"}
+# torch.library: what defines a new operator, what registers for one (the candidate's own only), what is free.
+LIBRARY_DEFINE = {"custom_op", "triton_op", "define"}
+LIBRARY_REGISTER = {"register_fake", "register_kernel", "register_autograd", "register_autocast", "register_vmap",
+                    "register_torch_dispatch", "impl", "impl_abstract"}
+LIBRARY_FREE = {"wrap_triton", "get_ctx", "opcheck", "CustomOpDef"}
+TORCH_NAMESPACES = {
+    "aten", "prims", "prim", "_", "quantized", "_quantized", "quantization", "sparse", "c10d", "_c10d_functional",
+    "_c10d_functional_autograd", "_dtensor", "_native", "_test", "debugprims", "rngprims", "inductor",
+    "inductor_prims", "higher_order", "mkl", "mkldnn", "mkldnn_prepacked", "onednn", "profiler", "export",
+    "static_runtime", "symm_mem", "debug_mode_ops", "fbgemm", "torchvision", "torchaudio",
+}
+# Calls that run code the gate cannot see, or hand out the namespaces it is judged in.
+FORBIDDEN_NAMES = {
+    "exec": "dynamic code is not allowed", "eval": "dynamic code is not allowed",
+    "compile": "dynamic code is not allowed", "__import__": "dynamic code is not allowed",
+    "breakpoint": "dynamic code is not allowed", "__builtins__": "dynamic code is not allowed",
+    "vars": "a namespace as a dict", "globals": "a namespace as a dict", "locals": "a namespace as a dict",
+}
+# The same names as attributes (`torch.compile` and `re.compile` are fine, `x.exec(...)` is not), and loaders of
+# native code or evaluators of strings wherever they are re-exported (`triton.backends.nvidia.driver`, ...).
+FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "eval", "__import__", "breakpoint", "__builtins__", "load_library",
+                             "load_inline", "compile_module_from_src", "_evaluate"}
+DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
+# Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
+INTROSPECTION = {
+    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "gi_frame", "gi_code", "gi_yieldfrom",
+    "cr_frame", "cr_code", "cr_await", "cr_origin", "ag_frame", "ag_code", "ag_await", "tb_frame", "tb_next",
+    "co_consts", "co_code", "co_names", "cell_contents", "_getframe", "_current_frames", "_current_exceptions",
+    "exc_info", "last_traceback", "last_exc", "settrace", "setprofile", "fileno", "__globals__", "__builtins__",
+    "__dict__", "__code__", "__closure__", "__traceback__", "__subclasses__", "__getattribute__", "__setattr__",
+}
+INTERCEPTION = {
+    "__torch_function__", "__torch_dispatch__", "TorchFunctionMode", "TorchDispatchMode", "BaseTorchFunctionMode",
+    "py_impl", "py_kernels", "py_functionalize_impl", "python_key_table", "functorch_table",
+    "register_module_forward_hook", "register_module_forward_pre_hook",
+}
+REFUSED_STRINGS = INTROSPECTION | INTERCEPTION
+# Dunder attributes an honest kernel uses; any other (__dict__, __self__, __mro__, __loader__, ...) is refused.
+ALLOWED_DUNDERS = {f"__{name}__" for name in (
+    "name", "qualname", "doc", "module", "version", "file", "class", "init", "new", "call", "enter", "exit", "len",
+    "iter", "next", "getitem", "setitem", "contains", "repr", "str", "format", "hash", "bool", "index", "int",
+    "float", "eq", "ne", "lt", "le", "gt", "ge", "neg", "pos", "abs", "add", "sub", "mul", "matmul", "truediv",
+    "floordiv", "mod", "pow", "and", "or", "xor", "radd", "rsub", "rmul", "rtruediv", "wrapped",
+    "cuda_array_interface", "array_interface", "array", "dlpack", "dlpack_device",
+)}
+# Dunder names a module may read, and those it may bind.
+ALLOWED_DUNDER_NAMES = {"__name__", "__file__", "__doc__", "__debug__", "__class__", "__qualname__", "__module__",
+                        "__package__"}
+BOUND_DUNDER_NAMES = {"__all__", "__slots__", "__version__", "__doc__"}
+# Paths that name a file descriptor or process memory.
+DESCRIPTOR_PATH = re.compile(r"^/(proc/[^/]+/(fd|fdinfo|mem)\b|dev/fd\b|dev/mem\b)")
 # Suspicious, not unsafe: reported with the decision.
 SUSPICIOUS_ATTRIBUTES = {
     "torch.cuda.Stream": "creates a CUDA stream (side-stream work is timed device-wide)",
@@ -41,8 +170,6 @@ SUSPICIOUS_ATTRIBUTES = {
     "os.environ": "reads the environment",
     "os.getenv": "reads the environment",
 }
-FRAME_ATTRIBUTES = {"f_back", "f_globals", "f_locals", "gi_frame", "tb_frame", "__globals__", "__code__",
-                    "__subclasses__", "__mro__", "__bases__"}
 
 
 @dataclass(frozen=True)
@@ -52,29 +179,89 @@ class GateResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _module_forbidden(name: str) -> bool:
-    # Anything named arcengine*: the guard's own modules, and those the child registers for the reference.
-    # Otherwise the name or a package above it is forbidden ("a.b.c": "a", "a.b", "a.b.c").
-    parts = name.split(".")
-    return name.startswith("arcengine") or any(".".join(parts[:n]) in FORBIDDEN_MODULES
-                                               for n in range(1, len(parts) + 1))
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__") and len(name) > 4
 
 
-@functools.lru_cache(maxsize=4096)  # a kernel names the same few modules hundreds of times
-def _forbidden_dotted(dotted: str) -> bool:
-    module, _, attribute = dotted.rpartition(".")
-    return (
-        _module_forbidden(dotted)
-        or dotted in FORBIDDEN_ATTRIBUTES
-        or (module == "os" and attribute in FORBIDDEN_OS_CALLS)
-    )
+def _refused_name(name: str) -> str | None:
+    """Why an attribute name is refused wherever it appears, or None."""
+    if name in INTERCEPTION:
+        return f"names {name} (intercepts PyTorch operators)"
+    if name in INTROSPECTION or (_dunder(name) and name not in ALLOWED_DUNDERS):
+        return f"reaches {name}"
+    if name in FORBIDDEN_ATTRIBUTE_NAMES:
+        return f"reaches {name}"
+    return None
+
+
+@functools.lru_cache(maxsize=4096)  # a kernel names the same few paths hundreds of times
+def _canonical(dotted: str) -> str:
+    """The path a resolved name really is: from the last module name in it (`torch.os.path` is `os.path`)."""
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        name = parts[i] if parts[i] in MODULE_NAMES else parts[i].lstrip("_")
+        if name in MODULE_NAMES and ".".join(parts[: i + 1]) != "torch.signal":
+            parts = [name, *parts[i + 1 :]]
+            break
+    parts[0] = RENAMED_MODULES.get(parts[0], parts[0])
+    return ".".join(parts)
+
+
+@functools.lru_cache(maxsize=4096)
+def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
+    """Whether a path resolved from an import is refused: it, or a path above it, is forbidden; it is a private
+    member of a standard-library module, a member of sys, os or io outside their allowlists, or of torch.library
+    outside what it allows."""
+    parts = dotted.split(".")
+    if not resolved:  # a local name, not a module (`code.co_filename` on a variable named code); an unbound os is os
+        return len(parts) > 1 and parts[0] in ("os", "sys") and parts[1] not in ALLOWED_MEMBERS[parts[0]]
+    if dotted.startswith("arcengine") or any(".".join(parts[:n]) in FORBIDDEN_MODULES | FORBIDDEN_ATTRIBUTES
+                                             for n in range(1, len(parts) + 1)):
+        return True
+    if len(parts) < 2:
+        return False
+    if parts[0] in STDLIB_MODULES and any(p.startswith("_") and not _dunder(p) for p in parts[1:]):
+        return parts[0] != "faulthandler"  # its private members only crash the process: a fail, not a cheat
+    if parts[:2] == ["os", "environ"] and len(parts) > 2:
+        return parts[2] not in ENVIRON_READS
+    if parts[0] in ALLOWED_MEMBERS:
+        return parts[1] not in ALLOWED_MEMBERS[parts[0]]
+    return parts[:2] == ["torch", "library"] and len(parts) > 2 and (
+        parts[2] not in LIBRARY_DEFINE | LIBRARY_REGISTER | LIBRARY_FREE)
+
+
+def _constant_name(call: ast.Call) -> str | None:
+    """The constant attribute name of a getattr/hasattr/setattr/delattr call, or None."""
+    if len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
+        return call.args[1].value
+    return None
+
+
+def _dynamic_access(node: ast.AST) -> str | None:
+    """``getattr`` for ``getattr(x, ...)`` (and hasattr, setattr, delattr), else None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in DYNAMIC_ACCESS:
+        return node.func.id
+    return None
+
+
+def _qualname(call: ast.Call) -> str | None:
+    """The constant "ns::name" a torch.library call is about (first argument, or name=/qualname=/op=)."""
+    candidates = call.args[:1] + [k.value for k in call.keywords if k.arg in ("name", "qualname", "op")]
+    for value in candidates:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str) and "::" in value.value:
+            return value.value
+    return None
 
 
 class _Checker:
-    """Walks a module, resolving import aliases (``import os as o`` makes ``o.system`` ``os.system``)."""
+    """Walks a module, resolving names (``import os as o`` makes ``o.system`` ``os.system``)."""
 
     def __init__(self) -> None:
-        self.aliases: dict[str, str] = {}
+        self.aliases: dict[str, str] = {}  # name -> the path it is bound to
+        self.modules: set[str] = set()  # names bound by `import`: modules, used only through their attributes
+        self.bases: set[int] = set()  # ids of nodes in a position where a module may be: `m.x`, getattr(m, "x")
+        self.callees: set[int] = set()  # ids of nodes that are called
+        self.namespaces: set[str] = set()  # operator namespaces the candidate's own custom ops define
         self.warnings: list[str] = []
 
     def warn(self, node: ast.AST, message: str) -> None:
@@ -82,81 +269,225 @@ class _Checker:
         if text not in self.warnings:
             self.warnings.append(text)
 
-    def dotted(self, node: ast.AST) -> str:
+    def resolve(self, node: ast.AST) -> tuple[str, bool]:
+        """The dotted path ``node`` spells (``getattr(m, "x")`` spells ``m.x``) and whether its root is bound to an
+        import (then the path is canonical: ``os.sys.modules`` is ``sys.modules``); ``""`` if it is no path."""
         parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
+        while True:
+            if isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            elif isinstance(node, ast.Call) and _dynamic_access(node) == "getattr" and (name := _constant_name(node)):
+                parts.append(name)
+                node = node.args[0]
+            else:
+                break
         if not isinstance(node, ast.Name):
-            return ""
-        parts.append(self.aliases.get(node.id, node.id))
-        return ".".join(reversed(parts))
+            return "", False
+        if node.id in self.aliases:
+            return _canonical(".".join([self.aliases[node.id], *reversed(parts)])), True
+        return ".".join([node.id, *reversed(parts)]), False
 
-    def violation(self, node: ast.AST) -> str | None:
-        match node:
-            case ast.Import(names=names):
-                for alias in names:
-                    if _module_forbidden(alias.name):
-                        return f"imports {alias.name}"
-                    bound = alias.asname or alias.name.split(".")[0]  # `import a.b` binds `a`
-                    self.aliases[bound] = alias.name if alias.asname else bound
-            case ast.ImportFrom(module=module, names=names) if module:
-                for alias in names:
-                    full = f"{module}.{alias.name}"
-                    if _forbidden_dotted(full) or alias.name in FORBIDDEN_NAMES:
-                        return f"imports {alias.name} from {module}"
-                    self.aliases[alias.asname or alias.name] = full
-            case ast.Name(id=name) if name in FORBIDDEN_NAMES:
-                return f"uses {name} (dynamic code is not allowed)"
-            case ast.Name(id=name) if name in self.aliases and _forbidden_dotted(self.aliases[name]):
-                return f"uses {self.aliases[name]}"
-            case ast.Attribute():
-                dotted = self.dotted(node)
-                if _forbidden_dotted(dotted):
-                    return f"uses {dotted}"
-                if node.attr in FORBIDDEN_ATTRIBUTE_NAMES or node.attr in FRAME_ATTRIBUTES:
-                    return f"reaches {node.attr}"
-                if dotted in SUSPICIOUS_ATTRIBUTES:
-                    self.warn(node, SUSPICIOUS_ATTRIBUTES[dotted])
-            case ast.Assign(targets=targets) | ast.AugAssign(target=ast.Attribute() as targets) | ast.AnnAssign(
-                target=ast.Attribute() as targets
-            ):
-                for target in targets if isinstance(targets, list) else [targets]:
-                    patched = self.patched_module_attribute(target)
-                    if patched:
-                        return f"monkey-patches {patched}"
-            case ast.Call(func=ast.Name(id="setattr" | "delattr"), args=[target, *_]) if self.dotted(target):
-                root = self.dotted(target).split(".")[0]
-                if root in self.aliases.values() or root in self.aliases:
-                    return f"monkey-patches {self.dotted(target)} with {node.func.id}"  # type: ignore[attr-defined]
-            case ast.Call(func=ast.Name(id="open"), args=[_, ast.Constant(value=str(mode)), *_]) if set(mode) & set(
-                "wax+"
-            ):
-                self.warn(node, "writes a file")
-            case ast.Try(handlers=handlers):
-                for handler in handlers:
-                    if any(self.dotted(c.func).startswith("torch") for c in ast.walk(handler)
-                           if isinstance(c, ast.Call)):
-                        self.warn(handler, "try/except falls back to PyTorch: the fallback would be what is timed")
-            case ast.Call(func=ast.Name(id="getattr"), args=[_, ast.Constant(value=str(name)), *_]) if (
-                name in FORBIDDEN_NAMES or name in FORBIDDEN_OS_CALLS
-            ):
-                return f"reaches {name} through getattr"
+    def dotted(self, node: ast.AST) -> str:
+        return self.resolve(node)[0]
+
+    # ---------------------------------------------------------------- before the walk
+
+    def bind_imports(self, node: ast.Import | ast.ImportFrom) -> str | None:
+        """Bind an import's names; why it is refused, or None."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                path = _canonical(alias.name)
+                if _forbidden_dotted(path):
+                    return f"imports {alias.name}"
+                bound = alias.asname or alias.name.split(".")[0]  # `import a.b` binds `a`
+                self.aliases[bound] = path if alias.asname else _canonical(bound)
+                self.modules.add(bound)
+            return None
+        if node.level or not node.module:
+            return "uses a relative import"
+        for alias in node.names:
+            if alias.name == "*":
+                return f"imports * from {node.module} (names the gate cannot see)"
+            full = _canonical(f"{node.module}.{alias.name}")
+            if _forbidden_dotted(full) or alias.name in FORBIDDEN_NAMES or _refused_name(alias.name):
+                return f"imports {alias.name} from {node.module}"
+            self.aliases[alias.asname or alias.name] = full
         return None
 
-    def patched_module_attribute(self, target: ast.AST) -> str | None:
-        """``torch.allclose = ...`` or ``np.x.y = ...``: an assignment into an imported module's namespace."""
-        if not isinstance(target, ast.Attribute):
+    def note_positions(self, nodes: list[ast.AST]) -> None:
+        """Where modules may appear, what is called, names bound to imported paths, the candidate's namespaces."""
+        calls: list[ast.Call] = []
+        for node in nodes:
+            if isinstance(node, ast.Attribute | ast.Subscript):
+                self.bases.add(id(node.value))
+            elif isinstance(node, ast.Call):
+                self.callees.add(id(node.func))
+                calls.append(node)
+                if _dynamic_access(node) and _constant_name(node):
+                    self.bases.add(id(node.args[0]))
+            elif isinstance(node, ast.Compare):  # `if triton is None`
+                self.bases.update(id(n) for n in [node.left, *node.comparators])
+            elif isinstance(node, ast.If | ast.While | ast.IfExp):
+                self.bases.add(id(node.test))
+            elif isinstance(node, ast.Assign):
+                self.bind_assignment(node)
+        for call in calls:
+            qualname = _qualname(call)
+            if qualname and qualname.partition("::")[0] not in TORCH_NAMESPACES:
+                path, resolved = self.resolve(call.func)
+                if resolved and path.startswith("torch.library.") and path[14:] in LIBRARY_DEFINE:
+                    self.namespaces.add(qualname.partition("::")[0])
+
+    def bind_assignment(self, node: ast.Assign) -> None:
+        """``T = torch.Tensor`` binds T to torch.Tensor (``T.add = f`` patches torch); ``T = type(x)`` binds T to
+        a class from elsewhere (``T.add = f`` patches it)."""
+        match node:
+            case ast.Assign(targets=[ast.Name(id=name)], value=ast.Attribute() as value) if name not in self.aliases:
+                path, resolved = self.resolve(value)
+                if resolved:
+                    self.aliases[name] = path
+            case ast.Assign(targets=[ast.Name(id=name)], value=ast.Call(func=ast.Name(id="type"), args=[_])):
+                self.aliases.setdefault(name, "type()")
+
+    # ---------------------------------------------------------------- the rules
+
+    def violation(self, node: ast.AST) -> str | None:
+        rule = _RULES.get(type(node))
+        return rule(self, node) if rule else None
+
+    def name_violation(self, node: ast.Name) -> str | None:
+        name, load = node.id, isinstance(node.ctx, ast.Load)
+        if name in FORBIDDEN_NAMES:
+            return f"uses {name} ({FORBIDDEN_NAMES[name]})"
+        if _dunder(name):
+            if name in INTERCEPTION:
+                return f"{'names' if load else 'defines'} {name} (intercepts PyTorch operators)"
+            if load and name not in ALLOWED_DUNDER_NAMES:
+                return f"reaches {name}"
+            if not load and name not in BOUND_DUNDER_NAMES:
+                return f"binds {name}"
+        if load and name in DYNAMIC_ACCESS and id(node) not in self.callees:
+            return f"uses {name} other than by calling it"
+        if load and name in self.aliases:
+            return self.path_violation(node, self.aliases[name], True, name in self.modules)
+        return None
+
+    def function_violation(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        return f"defines {node.name} (intercepts PyTorch operators)" if node.name in INTERCEPTION else None
+
+    def subscript_violation(self, node: ast.Subscript) -> str | None:
+        if not isinstance(node.ctx, ast.Load) and self.resolve(node.value) == ("os.environ", True):
+            return "writes the environment (compilers the harness runs read it)"
+        return None
+
+    def match_violation(self, node: ast.MatchClass) -> str | None:
+        why = next(filter(None, map(_refused_name, node.kwd_attrs)), None)
+        return f"{why} in a match pattern" if why else None
+
+    def keyword_violation(self, node: ast.keyword) -> str | None:
+        name = node.arg or ""
+        why = _refused_name(name) if _dunder(name) or name in INTERCEPTION else None
+        return f"{why} as a keyword" if why else None
+
+    def string_violation(self, node: ast.Constant | ast.JoinedStr) -> str | None:
+        if isinstance(node, ast.JoinedStr):  # f"/proc/{pid}/fd/3" reads /proc/*/fd/3
+            text = "".join(str(v.value) if isinstance(v, ast.Constant) else "*" for v in node.values)
+        elif type(node.value) is str:
+            text = node.value
+        else:
             return None
-        dotted = self.dotted(target)
-        root = dotted.split(".")[0]
-        imported_roots = {a.split(".")[0] for a in self.aliases.values()}
-        return dotted if root in imported_roots and dotted else None
+        return f"names {text!r} in a string" if text in REFUSED_STRINGS or DESCRIPTOR_PATH.match(text) else None
+
+    def try_warnings(self, node: ast.Try) -> None:
+        for handler in node.handlers:
+            if any(self.dotted(c.func).startswith("torch") for c in ast.walk(handler) if isinstance(c, ast.Call)):
+                self.warn(handler, "try/except falls back to PyTorch: the fallback would be what is timed")
+
+    def path_violation(self, node: ast.AST, path: str, resolved: bool, module: bool = False) -> str | None:
+        """Rules on a name or attribute that resolves to ``path``."""
+        if _forbidden_dotted(path, resolved):
+            return f"uses {path}"
+        if not resolved:
+            return None
+        if (module or path in ATTRIBUTE_ONLY_MODULES) and id(node) not in self.bases:
+            return f"uses {path} as a value (it is used only through its attributes)"
+        member = path[14:] if path.startswith("torch.library.") else ""
+        if member in LIBRARY_DEFINE | LIBRARY_REGISTER and id(node) not in self.callees:
+            return f"uses {path} other than by calling it"
+        return None
+
+    def attribute_violation(self, node: ast.Attribute) -> str | None:
+        path, resolved = self.resolve(node)
+        why = (path and self.path_violation(node, path, resolved)) or _refused_name(node.attr)
+        if why:
+            return why
+        if isinstance(node.ctx, ast.Store | ast.Del):  # an assignment, loop target, del, setattr or delattr
+            if path.startswith("type()."):
+                return f"patches a class through {ast.unparse(node.value)} = type(...)"
+            if resolved:
+                return f"monkey-patches {path}"
+            base = node.value
+            if (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "type") or (
+                isinstance(base, ast.Attribute) and base.attr == "__class__"
+            ):
+                return f"patches a class through {ast.unparse(base)}"
+            if _dunder(node.attr):
+                return f"assigns {node.attr}"
+        if path in SUSPICIOUS_ATTRIBUTES:
+            self.warn(node, SUSPICIOUS_ATTRIBUTES[path])
+        return None
+
+    def call_violation(self, node: ast.Call) -> str | None:
+        access = _dynamic_access(node)
+        if access:
+            name = _constant_name(node)
+            if name is None:
+                return f"{access} with a computed attribute name"
+            ctx = {"setattr": ast.Store(), "delattr": ast.Del()}.get(access, ast.Load())
+            spelled = ast.copy_location(ast.Attribute(value=node.args[0], attr=name, ctx=ctx), node)
+            why = self.attribute_violation(spelled)
+            return f"{why} (through {access})" if why else None
+        func = node.func.id if isinstance(node.func, ast.Name) else ""
+        if func == "type" and len(node.args) == 3:
+            return "builds a class with type() (its namespace is computed)"
+        if func == "open":
+            file = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "file"), None)
+            if (isinstance(file, ast.Constant) and isinstance(file.value, int)) or any(
+                k.arg in ("opener", "closefd") for k in node.keywords
+            ):
+                return "opens a file descriptor (writing to inherited descriptors forges the harness's messages)"
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"),
+                                                                 None)
+            if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) & set("wax+"):
+                self.warn(node, "writes a file")
+        path, resolved = self.resolve(node.func)
+        if resolved and path.startswith("torch.library."):
+            return self.library_violation(node, path)
+        return None
+
+    def library_violation(self, node: ast.Call, path: str) -> str | None:
+        """torch.library: new operators outside torch's namespaces; registrations for the candidate's own only."""
+        member, qualname = path[14:], _qualname(node)
+        namespace = qualname.partition("::")[0] if qualname else None
+        if member in LIBRARY_DEFINE and namespace in TORCH_NAMESPACES | {None}:
+            where = f"in torch's {namespace} namespace" if namespace else "without a constant 'namespace::name'"
+            return f"defines an operator with {path} {where}"
+        if member in LIBRARY_REGISTER and namespace not in self.namespaces:
+            what = qualname or "an operator not named by a constant 'namespace::name'"
+            return f"registers {what} with {path} (only the candidate's own custom ops may be registered)"
+        return None
 
 
-# Nodes that can break a rule; the walk hands only these to the checker.
-_CHECKED = frozenset({ast.Import, ast.ImportFrom, ast.Name, ast.Attribute, ast.Assign, ast.AugAssign, ast.AnnAssign,
-                      ast.Call, ast.Try})
+# The rule for each node type that can break one; the walk hands only these (and what note_positions reads) over.
+_RULES: dict[type, Callable[[_Checker, Any], str | None]] = {
+    ast.Name: _Checker.name_violation, ast.Attribute: _Checker.attribute_violation,
+    ast.Subscript: _Checker.subscript_violation, ast.Call: _Checker.call_violation,
+    ast.FunctionDef: _Checker.function_violation, ast.AsyncFunctionDef: _Checker.function_violation,
+    ast.MatchClass: _Checker.match_violation, ast.keyword: _Checker.keyword_violation,
+    ast.Constant: _Checker.string_violation, ast.JoinedStr: _Checker.string_violation, ast.Try: _Checker.try_warnings,
+}
+_CHECKED = frozenset({*_RULES, ast.Import, ast.ImportFrom, ast.Assign, ast.Compare, ast.If, ast.While, ast.IfExp})
 
 
 def _concrete(*bases: type) -> frozenset[type]:
@@ -186,6 +517,23 @@ def _checked_nodes(tree: ast.AST) -> list[ast.AST]:
                 queue.extend(item for item in value if isinstance(item, ast.AST) and type(item) not in _LEAVES)
             elif isinstance(value, ast.AST) and type(value) not in _LEAVES:
                 queue.append(value)
+                if name in ("annotation", "returns"):
+                    queue.extend(_annotation_code(value))
+    return found
+
+
+def _annotation_code(annotation: ast.AST) -> list[ast.AST]:
+    """The expressions that strings in an annotation spell: typing.get_type_hints and torch.library.custom_op
+    evaluate them (``x: "__import__('os')..."``), so they are judged as code."""
+    found: list[ast.AST] = []
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                expression = ast.parse(node.value.strip(), mode="eval").body
+            except SyntaxError:
+                continue  # what does not parse cannot be evaluated either
+            ast.increment_lineno(expression, node.lineno - 1)
+            found += [expression, *_annotation_code(expression)]
     return found
 
 
@@ -198,9 +546,12 @@ def check_source(source: str, entry: str = "run") -> GateResult:
         return GateResult(False, f"does not parse: line {error.lineno}: {error.msg}")
     checker = _Checker()
     nodes = _checked_nodes(tree)
-    # Imports first, so aliases are known wherever they are used.
-    imports = [node for node in nodes if isinstance(node, ast.Import | ast.ImportFrom)]
-    for node in [*imports, *(node for node in nodes if not isinstance(node, ast.Import | ast.ImportFrom))]:
+    # Imports first, then where names are bound and used, so that every name is resolved wherever it is judged.
+    for node in nodes:
+        if isinstance(node, ast.Import | ast.ImportFrom) and (violation := checker.bind_imports(node)):
+            return GateResult(False, f"forbidden: {violation} (line {node.lineno})")
+    checker.note_positions(nodes)
+    for node in nodes:
         violation = checker.violation(node)
         if violation:
             return GateResult(False, f"forbidden: {violation} (line {getattr(node, 'lineno', '?')})")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from arcengine.guard.gate import check_source
@@ -198,3 +200,336 @@ def test_compile_methods_of_libraries_are_allowed(snippet: str) -> None:
 def test_rejects_reaching_the_guard_itself() -> None:
     result = check_source("from arcengine.guard import correctness" + RUN)
     assert not result.ok and "arcengine" in result.reason
+
+
+# ---------------------------------------------------------------- second pass: dynamic spellings
+# Each class of cheat in several spellings; the needle is what the reason must name.
+
+
+def _rejected(snippet: str, needle: str) -> None:
+    result = check_source(snippet + RUN)
+    assert not result.ok, f"accepted: {snippet!r}"
+    assert needle in result.reason, (snippet, result.reason)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import sys\nf = getattr(sys, '_getframe')(1)", "sys._getframe"),
+        ("import sys\nm = getattr(sys, 'modules')", "sys.modules"),
+        ("import sys\nm = vars(sys)['modules']", "vars"),
+        ("import sys\nf = sys.__dict__['_getframe']", "sys.__dict__"),
+        ("import sys\nname = 'mod' + 'ules'\nm = getattr(sys, name)", "computed attribute name"),
+        ("from sys import _getframe", "_getframe"),
+        ("import sys as s\nf = s._getframe(0)", "sys._getframe"),
+        ("import sys\nModule = type(sys)", "sys as a value"),
+        ("import sys\nalias = sys\nm = alias.modules", "sys as a value"),
+        ("import os\nm = os.sys.modules", "sys.modules"),
+        ("import torch\nm = torch.sys.modules", "sys.modules"),
+        ("import random\nm = random._sys.modules", "sys.modules"),
+        ("from os import sys as s\nm = s.modules", "sys.modules"),
+        ("import sys\nframes = sys._current_frames()", "sys._current_frames"),
+        ("import sys\nframe = sys.exc_info()[2].tb_frame", "tb_frame"),
+        ("import sys\ninfo = sys.exc_info()", "sys.exc_info"),
+        ("try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    tb = e.__traceback__", "__traceback__"),
+        ("def g():\n    yield 1\nframe = g().gi_frame", "gi_frame"),
+        ("async def c():\n    pass\nframe = c().cr_frame", "cr_frame"),
+        ("async def a():\n    yield 1\nframe = a().ag_frame", "ag_frame"),
+        ("def f(frame):\n    return frame.f_back", "f_back"),
+        ("def f(tb):\n    return tb.tb_next", "tb_next"),
+        ("code = (lambda: 0).__code__", "__code__"),
+        ("def f(code):\n    return code.co_consts", "co_consts"),
+        ("b = globals()['__built' + 'ins__']", "globals"),
+        ("names = locals()", "locals"),
+        ("import torch\nnamespace = torch.__dict__", "__dict__"),
+        ("import torch\nnamespace = vars(torch)", "vars"),
+        ("import functools\nimport sys\nm = functools.reduce(getattr, ['modules'], sys)", "getattr other than"),
+        ("import operator\nget = operator.attrgetter('f_back')", "operator.attrgetter"),
+        ("from operator import attrgetter", "attrgetter"),
+        ("import string\nf = string.Formatter().get_field('0.f_back', (None,), {})", "string.Formatter"),
+        ("def f(e):\n    match e:\n        case BaseException(__traceback__=tb):\n            return tb", "match"),
+        ("def f(x):\n    return object.__getattribute__(x, 'f_back')", "__getattribute__"),
+        ("base = ().__class__.__base__", "__base__"),
+        ("import builtins", "builtins"),
+        ("b = len.__self__", "__self__"),
+        ("loader = __loader__", "__loader__"),
+        ("name = 'f_' + 'back'\nkey = 'f_locals'", "f_locals"),
+        ("from sys import *", "imports *"),
+    ],
+)
+def test_rejects_reaching_frames_and_sys_dynamically(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\nlib = torch.library.Library('aten', 'IMPL')", "torch.library.Library"),
+        ("from torch.library import Library\nlib = Library('aten', 'FRAGMENT')", "imports Library"),
+        ("import torch\nlib = getattr(torch.library, 'Library')('aten', 'IMPL')", "torch.library.Library"),
+        ("import torch\n@torch.library.impl('aten::mul.Tensor', 'CPU')\ndef f(a, b):\n    return a",
+         "registers aten::mul.Tensor"),
+        ("import torch.library as L\nL.impl('aten::mul.Tensor', 'CPU', print)", "registers aten::mul.Tensor"),
+        ("import torch\ntorch.library.register_kernel('aten::mul.Tensor', 'cpu', print)", "registers aten::mul"),
+        ("from torch.library import register_fake\nregister_fake('aten::mul.Tensor')(print)", "registers aten::mul"),
+        ("import torch\nop = 'aten::mul.Tensor'\ntorch.library.register_kernel(op, 'cpu', print)",
+         "not named by a constant"),
+        ("import torch\ntorch.library.register_fake(torch.ops.aten.mul.Tensor, print)", "not named by a constant"),
+        ("import torch\nreg = torch.library.register_kernel\nreg('mylib::x', 'cpu', print)",
+         "other than by calling it"),
+        ("import torch\nimpl = getattr(torch.library, 'impl')", "other than by calling it"),
+        ("import torch\ntorch.library.define('aten::spin(Tensor x) -> Tensor')", "torch's aten namespace"),
+        ("import torch\n@torch.library.custom_op('aten::fast_mul', mutates_args=())\ndef f(x):\n    return x",
+         "torch's aten namespace"),
+        ("import torch\n@torch.library.custom_op('prims::mine', mutates_args=())\ndef f(x):\n    return x",
+         "torch's prims namespace"),
+        ("import torch\ntorch._C._dispatch_reset_python_kernel_registrations()", "torch._C"),
+        ("from torch import _C", "_C"),
+        ("import torch._C", "torch._C"),
+        ("import torch\nc = getattr(torch, '_C')", "torch._C"),
+        ("import torch\nop = torch.ops.aten.mul.Tensor\nop.py_impl(torch._C.DispatchKey.CPU)", "py_impl"),
+        ("import torch\nop = getattr(torch.ops.aten, 'mul')\nop.Tensor.py_impl(0)(print)", "py_impl"),
+        ("import torch\ntorch.ops.aten.mul.Tensor.py_kernels[0] = print", "py_kernels"),
+        ("import torch\ntorch.ops.load_library('/tmp/evil.so')", "load_library"),
+        ("import torch\nfrom torch._ops import HigherOrderOperator", "torch._ops"),
+        ("import torch\ntorch._library.custom_ops._maybe_get_opdef('aten::mul')", "torch._library"),
+    ],
+)
+def test_rejects_registering_for_existing_operators(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+TORCH_FUNCTION = "    @classmethod\n    def __torch_function__(cls, func, types, args=(), kw=None):\n        return 1"
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("from torch.overrides import TorchFunctionMode", "torch.overrides"),
+        ("import torch\nclass M(torch.overrides.TorchFunctionMode):\n    pass", "torch.overrides"),
+        ("import torch\nM = getattr(torch.overrides, 'TorchFunctionMode')", "torch.overrides"),
+        ("from torch.utils._python_dispatch import TorchDispatchMode", "torch.utils._python_dispatch"),
+        ("import torch.utils._python_dispatch as d", "torch.utils._python_dispatch"),
+        ("from torch.fx.experimental.proxy_tensor import TorchDispatchMode", "TorchDispatchMode"),
+        ("import torch\nclass T(torch.Tensor):\n" + TORCH_FUNCTION, "__torch_function__"),
+        ("import torch\nclass T(torch.Tensor):\n    __torch_dispatch__ = print", "__torch_dispatch__"),
+        ("import torch\nclass T(torch.Tensor):\n    pass\nT.__torch_dispatch__ = classmethod(print)",
+         "__torch_dispatch__"),
+        ("import torch\nT = type('T', (torch.Tensor,), {'__torch_function__': print})", "type()"),
+        ("import torch\nclass T(torch.Tensor):\n    pass\nsetattr(T, '__torch_function__', print)",
+         "__torch_function__"),
+        ("import torch\nns = dict(__torch_function__=print)", "__torch_function__"),
+        ("import torch\ntorch._C._push_on_torch_function_stack(None)", "torch._C"),
+        ("import torch\nfrom torch._subclasses.fake_tensor import FakeTensorMode", "torch._subclasses"),
+    ],
+)
+def test_rejects_intercepting_operators(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\nsetattr(torch, 'allclose', print)", "monkey-patches torch.allclose"),
+        ("import torch\nname = 'allclose'\nsetattr(torch, name, print)", "computed attribute name"),
+        ("import torch\ndelattr(torch, 'allclose')", "monkey-patches torch.allclose"),
+        ("import torch\ndel torch.allclose", "monkey-patches torch.allclose"),
+        ("import torch\ntorch.Tensor.add = print", "monkey-patches torch.Tensor.add"),
+        ("import torch\nT = torch.Tensor\nT.add = print", "monkey-patches torch.Tensor.add"),
+        ("import torch\ntorch.allclose, y = print, 1", "monkey-patches torch.allclose"),
+        ("import torch\nfor torch.allclose in [print]:\n    pass", "monkey-patches torch.allclose"),
+        ("import torch\nobject.__setattr__(torch.Tensor, 'add', print)", "__setattr__"),
+        ("import torch\ntype.__setattr__(torch.Tensor, 'add', print)", "__setattr__"),
+        ("def f(x, fake):\n    x.__class__ = fake", "assigns __class__"),
+        ("def f(x):\n    type(x).add = print", "patches a class through type(x)"),
+        ("def f(x):\n    x.__class__.add = print", "patches a class through x.__class__"),
+        ("def f(x):\n    setattr(type(x), 'add', print)", "patches a class through type(x)"),
+        ("import time\ntime.perf_counter += 0", "monkey-patches time.perf_counter"),
+        ("import sys\nsys.stdout = None", "monkey-patches sys.stdout"),
+        ("import torch\npatch = lambda m: None\npatch(torch)", "torch as a value"),
+        ("def f(x):\n    T = type(x)\n    T.add = print", "patches a class through T"),
+        ("import os\nos.environ['TRITON_PTXAS_PATH'] = '/tmp/evil.sh'", "writes the environment"),
+        ("from os import environ\nenviron.update(LD_PRELOAD='/tmp/evil.so')", "os.environ.update"),
+        ("import os\nos.putenv('LD_PRELOAD', '/tmp/evil.so')", "os.putenv"),
+        ("import os\nenv = os.environ\nenv['PATH'] = '/tmp'", "os.environ as a value"),
+    ],
+)
+def test_rejects_mutating_what_the_harness_uses(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\nmp = torch.multiprocessing", "multiprocessing"),
+        ("import numpy\nnumpy.ctypeslib.load_library('evil', '.')", "numpy.ctypeslib"),
+        ("import numpy as np\nlib = np.ctypeslib", "numpy.ctypeslib"),
+        ("import queue\nThread = queue.threading.Thread", "threading"),
+        ("import logging\nThread = logging.threading.Thread", "threading"),
+        ("import tempfile\nstart = tempfile._thread.start_new_thread", "_thread"),
+        ("import torch\ncpp = getattr(torch.utils, 'cpp_extension')", "torch.utils.cpp_extension"),
+        ("import torch\nstack = torch.library.inspect.stack()", "inspect"),
+        ("import torch.library\nsys_ = torch.library.sys.modules", "sys.modules"),
+        ("import timeit\ngc = timeit.gc", "timeit"),
+        ("import uuid\nout = uuid._get_command_stdout('sh', '-c', 'true')", "uuid._get_command_stdout"),
+        ("import random\nrandom._os.system('true')", "os.system"),
+        ("import os\npython = os.path.os.execv", "os.execv"),
+        ("import torch\nx = torch.load('payload.pt', weights_only=False)", "torch.load"),
+        ("import types\nf = types.FunctionType", "types.FunctionType"),
+        ("import torch\nfrom torch.utils.benchmark import Timer", "torch.utils.benchmark"),
+        ("import runpy", "runpy"),
+        ("import pkgutil", "pkgutil"),
+    ],
+)
+def test_rejects_forbidden_modules_by_any_path(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import os\nos.write(1, b'{}')", "os.write"),
+        ("import os\nos.dup2(3, 1)", "os.dup2"),
+        ("import os\nf = os.fdopen(3, 'w')", "os.fdopen"),
+        ("import os\nfd = os.open('/tmp/x', os.O_WRONLY)", "os.open"),
+        ("import os\nr, w = os.pipe()", "os.pipe"),
+        ("import os\nos.kill(os.getppid(), 9)", "os.kill"),
+        ("import os\nos.killpg(0, 9)", "os.killpg"),
+        ("import os\npid = os.fork()", "os.fork"),
+        ("import os\nos.posix_spawn('/bin/sh', ['sh'], {})", "os.posix_spawn"),
+        ("from os import write", "write"),
+        ("import os\nw = getattr(os, 'write')", "os.write"),
+        ("import posix\nposix.write(1, b'{}')", "os.write"),
+        ("import os as o\no.dup2(3, 1)", "os.dup2"),
+        ("f = open(3, 'w')", "file descriptor"),
+        ("f = open(file=1, mode='w')", "file descriptor"),
+        ("f = open('out.txt', 'w', closefd=False)", "file descriptor"),
+        ("f = open('/proc/self/fd/3', 'w')", "/proc/self/fd/3"),
+        ("pid = 1\nf = open(f'/proc/{pid}/fd/3', 'w')", "/proc/*/fd/3"),
+        ("f = open('/proc/self/mem', 'r+b')", "/proc/self/mem"),
+        ("f = open('/dev/fd/1', 'w')", "/dev/fd/1"),
+        ("import io\nf = io.FileIO(3, 'w')", "io.FileIO"),
+        ("from io import FileIO", "FileIO"),
+        ("import _io\nf = _io.FileIO(1, 'w')", "io.FileIO"),
+        ("import io\nf = io.open(3, 'w')", "io.open"),
+        ("import sys\nfd = sys.stdout.fileno()", "fileno"),
+        ("import pty", "pty"),
+        ("import fcntl", "fcntl"),
+        ("import mmap", "mmap"),
+    ],
+)
+def test_rejects_writing_to_inherited_descriptors_and_process_control(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+HONEST_CUSTOM_OP = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0 + 1.0, mask=mask)
+
+
+@torch.library.custom_op("mylib::scale", mutates_args=())
+def scale(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    _scale[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+    return out
+
+
+@scale.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+@torch.library.triton_op("mylib::scale2", mutates_args=())
+def scale2(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    torch.library.wrap_triton(_scale)[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+    return out
+
+
+torch.library.register_fake("mylib::scale2")(lambda x: torch.empty_like(x))
+scale2.register_kernel("cpu")(lambda x: x * 2 + 1)
+compiled = torch.compile(scale, mode="max-autotune")
+
+
+def run(x):
+    return torch.ops.mylib.scale(x)
+'''
+
+CUDA_CORE = '''\
+import torch
+from cuda.core.experimental import Device, LaunchConfig, Program, ProgramOptions, launch
+
+SOURCE = 'extern "C" __global__ void scale(const float* x, float* y, int n) {}'
+_device = Device()
+_device.set_current()
+_program = Program(SOURCE, code_type="c++", options=ProgramOptions(arch=f"sm_{_device.arch}"))
+_kernel = _program.compile("cubin").get_kernel("scale")
+
+
+def run(x):
+    out = torch.empty_like(x)
+    stream = _device.create_stream(torch.cuda.current_stream())
+    launch(stream, LaunchConfig(grid=(x.numel() + 255) // 256, block=256), _kernel, x.data_ptr(), out.data_ptr(),
+           x.numel())
+    return out
+'''
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        HONEST_CUSTOM_OP,
+        CUDA_CORE,
+        "import torch\nfn = torch.compile(lambda x: x * 2 + 1)" + RUN,
+        "import torch\n\n@torch.compile(mode='max-autotune', fullgraph=True)\ndef run(x):\n    return x * 2 + 1\n",
+        "import torch\nimport torch.nn.functional as F\nG = torch.nn.functional" + RUN,
+        "import torch\nFP8 = getattr(torch, 'float8_e4m3fn', None)\nHAS = hasattr(torch, 'float8_e5m2')" + RUN,
+        "import triton.language as tl\nFP8 = getattr(tl, 'fp8e4nv')\nOK = hasattr(tl, 'fp8e4nv')" + RUN,
+        "def f(fn):\n    return getattr(fn, '__name__', '')" + RUN,
+        "try:\n    import triton\nexcept ImportError:\n    triton = None\nHAS_TRITON = triton is not None" + RUN,
+        "import sys\nimport os\nprint(sys.version_info, os.cpu_count(), os.path.join('a', 'b'), file=sys.stderr)"
+        + RUN,
+        "import torch\nf = torch._scaled_mm\ng = torch.ops.aten.mm\nh = torch.ops.aten._scaled_mm.default" + RUN,
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.name = self.__class__.__name__\n" + RUN,
+        "import torch\ntorch.library.define('mylib::spin(Tensor x) -> Tensor')\n"
+        "torch.library.impl('mylib::spin', 'cpu')(lambda x: x)" + RUN,
+        "import faulthandler\nimport io\nbuf = io.BytesIO()\nif __name__ == '__main__':\n    pass" + RUN,
+        "import triton\nprops = triton.runtime.driver.active.utils.get_device_properties(0)" + RUN,
+        "def f(frame_count, f_scale):\n    return frame_count * f_scale" + RUN,
+        "def f(code, profile, trace, signal):\n    return code.co_filename, profile.x, trace.y, signal.z" + RUN,
+    ],
+)
+def test_accepts_honest_spellings(source: str) -> None:
+    result = check_source(source)
+    assert result.ok, result.reason
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import os\ndebug = os.environ.get('KERNEL_DEBUG')", "environment"),
+        ("import os\ndebug = os.environ['KERNEL_DEBUG'] if 'KERNEL_DEBUG' in os.environ else ''", "environment"),
+        ("import torch\ns = torch.cuda.Stream()", "CUDA stream"),
+    ],
+)
+def test_honest_but_suspicious_spellings_still_only_warn(snippet: str, needle: str) -> None:
+    result = check_source(snippet + RUN)
+    assert result.ok and any(needle in w for w in result.warnings), (result.reason, result.warnings)
+
+
+def test_every_shipped_seed_passes() -> None:
+    root = Path(__file__).resolve().parents[2]
+    seeds = sorted(root.glob("problems/*/seed.py")) + sorted(root.glob("tests/fixtures/*/seed.py"))
+    assert len(seeds) >= 9
+    for seed in seeds:
+        result = check_source(seed.read_text())
+        assert result.ok, (seed, result.reason)
