@@ -145,9 +145,10 @@ class Agent:
         decided = await self._judge(campaign, candidate_id, proposal)
         self.state.apply(candidate_id, proposal.source, decided)
         self.write_files(campaign.files)
-        self.state.last_feedback = feedback(candidate_id, proposal, decided, campaign.held_out_values)
+        shown = visible_decision(decided, campaign.held_out_values)  # all that the provider may learn of it
+        self.state.last_feedback = feedback(candidate_id, proposal, shown)
         self.state.phase = "reflecting"
-        await self._remember(campaign, context, proposal, decided)
+        await self._remember(campaign, context, proposal, shown)
         await campaign.after_decision(self, decided)
         self.state.phase = "idle"
 
@@ -189,19 +190,45 @@ class Agent:
             summary=reflection.summary, reflection=reflection.reflection, params=proposal.params)
 
 
-def redact(text: str, hidden_values: set[int]) -> str:
-    """Replace numbers that only held-out workloads use, so feedback cannot leak their shapes."""
-    return re.sub(r"\d+", lambda m: "<held-out>" if int(m.group()) in hidden_values else m.group(), text)
+# The reason shown for a decision that concerns a held-out workload: pass or fail, nothing else (its shape,
+# times, roofline floor or error would describe it).
+HELD_OUT_FAILURE = "it failed on a held-out workload (details withheld)"
+WITHHELD = "the guard's message is withheld (it may describe a shape you are not shown)"
+# How the guard's child labels a held-out workload in its messages (arcengine/guard/child.py).
+HELD_OUT_LABEL = "held-out workload"
+_NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+")  # a number, not a name's digits ("float32" is not 32)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
-def feedback(candidate_id: str, proposal: Proposal, decided: CandidateDecided, hidden_values: set[int]) -> str:
-    """What the agent is told about its last candidate: visible workloads only."""
-    held_out_failed = decided.failure_held_out or any(w.held_out and not w.correct for w in decided.workloads)
-    reason = "it failed on a held-out workload (details withheld)" if held_out_failed else decided.reason
-    lines = [f"Your last candidate {candidate_id} ({proposal.rationale[:200]}): {decided.decision}: {reason}."]
-    for w in decided.workloads:
-        if w.held_out:
-            continue
+def _names_hidden(text: str, hidden_values: set[int]) -> bool:
+    """Whether free text (a crash's last line, an exception message) writes a value only held-out shapes have."""
+    return any(int(n) in hidden_values for n in _NUMBER.findall(_THOUSANDS.sub("", text)))
+
+
+def visible_decision(decided: CandidateDecided, hidden_values: set[int]) -> CandidateDecided:
+    """The decision as an agent and its provider may see it, built from visible data only: held-out workloads
+    and their speedup dropped, and a reason about a held-out workload replaced whole, never masked number by
+    number (a masked number inside a figure, "<held-out>.4 us", tells which value is held out)."""
+    concerns_held_out = (decided.failure_held_out or any(w.held_out and not w.correct for w in decided.workloads)
+                         or HELD_OUT_LABEL in decided.reason)
+    if concerns_held_out and decided.decision in ("KEEP", "ACCEPT"):  # a pass: its visible figure, no more
+        ratio = f": {decided.vs_incumbent:.3f}x the incumbent" if decided.vs_incumbent else ""
+        reason = f"correct on every workload{ratio} ({HELD_OUT_LABEL} details withheld)"
+    elif concerns_held_out:
+        reason = HELD_OUT_FAILURE
+    elif _names_hidden(decided.reason, hidden_values):  # text the candidate can steer (stderr) may quote a shape
+        reason = WITHHELD
+    else:
+        reason = decided.reason
+    workloads = [w.model_copy(update={"failure": WITHHELD}) if w.failure and _names_hidden(w.failure, hidden_values)
+                 else w for w in decided.workloads if not w.held_out]
+    return decided.model_copy(update={"reason": reason, "workloads": workloads, "held_out_speedup": None})
+
+
+def feedback(candidate_id: str, proposal: Proposal, shown: CandidateDecided) -> str:
+    """What the agent is told about its last candidate, from ``visible_decision``'s view of the decision."""
+    lines = [f"Your last candidate {candidate_id} ({proposal.rationale[:200]}): {shown.decision}: {shown.reason}."]
+    for w in shown.workloads:
         axes = ", ".join(f"{k}={v}" for k, v in w.axes.items())
         if w.time_us is not None:
             sol = f", SOL {w.sol_score:.2f}" if w.sol_score is not None else ""
@@ -209,4 +236,4 @@ def feedback(candidate_id: str, proposal: Proposal, decided: CandidateDecided, h
                          f"({w.speedup or 0:.2f}x{sol})")
         elif w.failure:
             lines.append(f"  {axes}: {w.failure}")
-    return redact("\n".join(lines), hidden_values)
+    return "\n".join(lines)

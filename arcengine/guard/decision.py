@@ -128,7 +128,8 @@ def judge(
         if w.time_us is not None and floor > 0 and w.time_us < IMPOSSIBLE_FRACTION * floor:
             reason = (f"impossible time on {_label(w)}: {w.time_us:.2f} us is under half the roofline floor "
                       f"({floor:.2f} us)")
-            return Verdict("REVERT", reason, False, workloads=results)
+            # On a held-out workload the reason describes it (axes, time, floor): flagged so agents see none of it.
+            return Verdict("REVERT", reason, False, workloads=results, failure_held_out=w.held_out)
     visible = [w.speedup for w in results if not w.held_out and w.speedup]
     held_out = [w.speedup for w in results if w.held_out and w.speedup]
     speedup = geometric_mean(visible) if visible else None

@@ -1,7 +1,8 @@
 """What an LLM agent is shown: a stable prefix (role, contract, problem, strategy skill; cacheable for the whole
 campaign) and a turn (working kernel, memory, leaderboard, feedback, draft request), plus the reflection
 prompt that turns a decision into a conclusion for memory. Held-out workloads never reach these texts: the
-context carries visible workloads only, and feedback is redacted before it gets here."""
+context carries visible workloads only, and the feedback and the decision given here are built from visible
+results (arcengine.agent.visible_decision)."""
 
 from __future__ import annotations
 
@@ -109,7 +110,7 @@ def _speedup(value: float | None) -> str:
 
 def reflect_prompt(context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Prompt:
     """Ask for the conclusion memory keeps: why it worked (KEEP) or why it failed (REVERT); ``context`` carries
-    the guard's (redacted) feedback on this candidate."""
+    the guard's feedback on this candidate, and ``decided`` is the agent's visible view of the decision."""
     outcome = "beat the incumbent and was kept" if decided.decision == "KEEP" else "was reverted"
     return Prompt(system=_stable_prefix(context), user=f"""\
 Your candidate (strategy: {proposal.strategy}; rationale: {proposal.rationale}) {outcome}.
