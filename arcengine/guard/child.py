@@ -606,6 +606,8 @@ def run_spec_file(spec_path: str) -> int:
     The workers are forked first, before this process reads the spec or touches CUDA.
     """
     workers = {role: RemoteRole.fork(role) for role in WORKER_ROLES}
+    # Not dumpable: the workers, running as the same user, cannot read this process's memory through /proc.
+    worker.prctl(worker.PR_SET_DUMPABLE, 0)
     try:
         return _judge_spec_file(spec_path, workers)
     finally:

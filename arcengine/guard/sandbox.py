@@ -87,6 +87,15 @@ def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | Non
         PYTHONPATH=str(PACKAGE_ROOT),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
+        # torch.compile in a candidate: Inductor compiles in the calling thread instead of its worker pool
+        # (on the GPU a sidecar process with its compile workers and the "InductorSubproc" reader thread,
+        # started with the first CUDA graph; on the CPU a ThreadPoolExecutor for the C++ builds), which
+        # would still be alive when run() returns and fail the child's left-thread check. Read when
+        # torch._inductor.config is imported, in the zygote too (torch._dynamo imports it), so the value is
+        # the same for every child. Its cache (TORCHINDUCTOR_CACHE_DIR) is left to its default, under TMPDIR:
+        # the child's private directory, so one candidate's compiled code never loads into another's child;
+        # the Triton kernels it generates go to TRITON_CACHE_DIR like the candidates' own.
+        TORCHINDUCTOR_COMPILE_THREADS="1",
     )
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"

@@ -280,7 +280,6 @@ def start(role: str) -> tuple[int, socket.socket]:
     judge_end, worker_end = socket.socketpair()
     pid = os.fork()
     if pid == 0:
-        judge_end.close()
         _become_worker(worker_end, role)
     worker_end.close()
     return pid, judge_end
@@ -289,7 +288,11 @@ def start(role: str) -> tuple[int, socket.socket]:
 def _become_worker(sock: socket.socket, role: str) -> NoReturn:
     code = 0
     try:
-        _die_with_parent()
+        # Only its own socket: not the judge's ends of the other workers' sockets, nor anything else inherited.
+        keep = sock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, _max_fd())
+        prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL once the judge dies: never outlive the verdict it could overwrite
         Worker(sock, role).serve()
     except BaseException:
         code = 1
@@ -300,10 +303,20 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         os._exit(code)
 
 
-def _die_with_parent() -> None:
-    """A worker whose judge died goes too: it must never outlive the verdict it could overwrite."""
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+
+
+def prctl(option: int, value: int) -> None:
+    """Linux's prctl, best effort (it is a hardening, not the guard's only line)."""
     with contextlib.suppress(Exception):
-        import ctypes  # the judge's own code, before any module is loaded
+        import ctypes  # the harness's own use, before any untrusted module is loaded
 
-        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+        ctypes.CDLL(None).prctl(option, value)
 
+
+def _max_fd() -> int:
+    try:
+        return int(os.sysconf("SC_OPEN_MAX"))
+    except (ValueError, OSError):
+        return 4096

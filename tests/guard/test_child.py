@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -311,7 +310,7 @@ def test_call_span_flags_work_launched_outside_any_call() -> None:
         _activity("main_kernel", 140, 150, 4),
         _activity("spin", 151, 152, 5),
     ]
-    us, stray = timing.call_span(batch, "spin", HARNESS)
+    _, stray = timing.call_span(batch, "spin", HARNESS)
     assert stray is not None and "outside its call (leftover)" in stray
     assert timing.call_span(batch[1:3], "spin", HARNESS)[1] is not None  # no closing marker: records incomplete
     empty = [_activity("spin", 0, 10, 1), _activity("spin", 11, 12, 2)]
