@@ -193,6 +193,7 @@ def _cpu_limit(timeout_s: float) -> int:
 
 
 MEMORY_POLL_S = 0.05
+DESCENDANTS_EVERY = 10  # polls between two looks for the child's worker processes
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -204,8 +205,17 @@ def default_memory_limit() -> int | None:
         return None
 
 
-def resident_bytes(pid: int) -> int | None:
-    """The process's resident memory (None once it is gone)."""
+def resident_bytes(pid: int, descendants: list[int] | None = None) -> int | None:
+    """The resident memory of the process and its descendants (the judge and its workers; found afresh unless
+    given); None once the process is gone."""
+    own = _statm_bytes(pid)
+    if own is None:
+        return None
+    kids = _descendants(pid) if descendants is None else descendants
+    return own + sum(_statm_bytes(child) or 0 for child in kids)
+
+
+def _statm_bytes(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
             return int(statm.read().split()[1]) * _PAGE_BYTES
@@ -213,12 +223,57 @@ def resident_bytes(pid: int) -> int | None:
         return None
 
 
+def _descendants(pid: int) -> list[int]:
+    """Children, grandchildren...: from /proc/PID/task/*/children where the kernel has it, else by scanning
+    /proc for parents."""
+    try:
+        found, frontier = [], [pid]
+        while frontier:
+            parent = frontier.pop()
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as children:
+                    kids = [int(kid) for kid in children.read().split()]
+                found += kids
+                frontier += kids
+        return found
+    except FileNotFoundError:
+        return _descendants_by_scan(pid)
+    except (OSError, ValueError):
+        return []
+
+
+def _descendants_by_scan(pid: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found, frontier = [], [pid]
+    while frontier:
+        parent = frontier.pop()
+        kids = [child for child, of in parents.items() if of == parent]
+        found += kids
+        frontier += kids
+    return found
+
+
 async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
     """Kill the child's group once its resident memory passes ``limit``; say so in ``breaches``.
 
     Polled rather than set as an rlimit: RLIMIT_AS and RLIMIT_DATA count the address space that CUDA reserves,
-    which is far larger than anything resident, and cgroups need privileges a user may not have."""
-    while (resident := resident_bytes(pid)) is not None:
+    which is far larger than anything resident, and cgroups need privileges a user may not have. The child's
+    descendants are looked up every DESCENDANTS_EVERY polls: a scan of /proc costs a millisecond or so."""
+    polls, descendants = 0, []
+    while True:
+        if polls % DESCENDANTS_EVERY == 0:
+            descendants = _descendants(pid)
+        polls += 1
+        resident = resident_bytes(pid, descendants)
+        if resident is None:
+            return
         if resident > limit:
             _kill_group(pid)
             breaches.append(f"host memory limit exceeded: {resident / 2**30:.1f} GiB resident, "
