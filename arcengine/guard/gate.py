@@ -157,9 +157,8 @@ ALLOWED_DUNDERS = {f"__{name}__" for name in (
     "cuda_array_interface", "array_interface", "array", "dlpack", "dlpack_device",
 )}
 # Dunder names a module may read, and those it may bind.
-ALLOWED_DUNDER_NAMES = {"__name__", "__file__", "__doc__", "__debug__", "__class__", "__qualname__", "__module__",
-                        "__package__"}
-BOUND_DUNDER_NAMES = {"__all__", "__slots__", "__version__", "__doc__"}
+ALLOWED_DUNDER_NAMES = ALLOWED_DUNDERS | {"__debug__", "__package__"}
+BOUND_DUNDER_NAMES = ALLOWED_DUNDERS - {"__class__"} | {"__all__", "__slots__", "__match_args__"}
 # Paths that name a file descriptor or process memory.
 DESCRIPTOR_PATH = re.compile(r"^/(proc/[^/]+/(fd|fdinfo|mem)\b|dev/fd\b|dev/mem\b)")
 # Suspicious, not unsafe: reported with the decision.

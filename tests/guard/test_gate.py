@@ -341,6 +341,8 @@ def test_rejects_intercepting_operators(snippet: str, needle: str) -> None:
         ("import torch\nobject.__setattr__(torch.Tensor, 'add', print)", "__setattr__"),
         ("import torch\ntype.__setattr__(torch.Tensor, 'add', print)", "__setattr__"),
         ("def f(x, fake):\n    x.__class__ = fake", "assigns __class__"),
+        ("import torch\nclass Fake:\n    __class__ = torch.Tensor", "binds __class__"),
+        ("class A:\n    __annotations__ = {'x': '__import__(\"os\")'}", "binds __annotations__"),
         ("def f(x):\n    type(x).add = print", "patches a class through type(x)"),
         ("def f(x):\n    x.__class__.add = print", "patches a class through x.__class__"),
         ("def f(x):\n    setattr(type(x), 'add', print)", "patches a class through type(x)"),
@@ -506,6 +508,8 @@ def run(x):
         "import triton\nprops = triton.runtime.driver.active.utils.get_device_properties(0)" + RUN,
         "def f(frame_count, f_scale):\n    return frame_count * f_scale" + RUN,
         "def f(code, profile, trace, signal):\n    return code.co_filename, profile.x, trace.y, signal.z" + RUN,
+        "class V:\n    __slots__ = ('x',)\n    __hash__ = None\n    def __add__(self, o):\n        return o\n"
+        "    __radd__ = __add__\n__all__ = ['run']\n__version__ = '1'" + RUN,
     ],
 )
 def test_accepts_honest_spellings(source: str) -> None:
