@@ -61,6 +61,7 @@ class Entry:
     skip: str | None = None  # why it does not run by default
     ci: bool = True  # False: left out of the CPU test run (its time budget); the bench still runs it
     child_memory_gib: float | None = None  # the guard's host-memory limit for this entry (memory bombs)
+    max_speedup: float | None = None  # a pass must not be faster than this over the reference (honest-speed cheats)
 
     @property
     def problem_argument(self) -> str:
@@ -96,6 +97,7 @@ def _entry(raw: Mapping[str, Any], index: int) -> Entry:
             skip=str(raw["skip"]) if raw.get("skip") else None,
             ci=bool(raw.get("ci", True)),
             child_memory_gib=float(raw["child_memory_gib"]) if "child_memory_gib" in raw else None,
+            max_speedup=float(raw["max_speedup"]) if "max_speedup" in raw else None,
         )
     except KeyError as error:
         raise CatalogueError(f"{where}: missing {error.args[0]!r}") from None
@@ -183,6 +185,9 @@ def mismatch(entry: Entry, outcome: Outcome) -> str | None:
         return f"verdict {outcome.verdict!r}, expected {' or '.join(entry.verdicts)}: {outcome.reason}"
     if not any(needle in outcome.reason for needle in entry.reasons):
         return f"reason {outcome.reason!r} contains none of {list(entry.reasons)}"
+    speedup = outcome.speedup
+    if outcome.verdict == "pass" and entry.max_speedup is not None and (speedup is None or speedup > entry.max_speedup):
+        return f"passed at {speedup}x the reference, more than the honest {entry.max_speedup}x"
     return None
 
 

@@ -33,8 +33,9 @@ def input_pool(problem_reference: Any, workload: Workload, device: torch.device,
 def time_workload(workload: Workload, fns: Mapping[str, Callable[..., object]], pool: list[Any],
                   device: torch.device, audit_role: str) -> dict[str, float]:
     """Median microseconds of each function on this workload, cycling through the input sets of ``pool``."""
-    measured = timing.time_interleaved(fns, timing.cycling(pool), timing.make_timer(device), TIMING,
-                                       random.Random(workload.index), audit_role=audit_role)
+    measure = timing.local_measure(fns, pool, timing.make_timer(device))
+    measured = timing.time_interleaved(list(fns), measure, TIMING, random.Random(workload.index),
+                                       audit_role=audit_role)
     return {role: measured.median_us(role) for role in fns}
 
 

@@ -298,8 +298,10 @@ class Evaluation:
                   "seed": self.input_salt,
                   "workloads": [{"index": w.index, "axes": w.axes} for w in self.spec.workloads]}
         limit = precompile.COMPILE_LIMIT_S + LOAD_LIMIT_S
-        for role, remote in self.workers.items():  # both start before either is waited for
-            channel.send(remote.sock, {"op": "load", "module": paths[role], **common})
+        for role, remote in self.workers.items():  # all start before any is waited for
+            # The reference is PyTorch the problem ships: nothing of it to compile ahead.
+            precompiled = common["precompile"] and role != "reference"
+            channel.send(remote.sock, {"op": "load", "module": paths[role], **common, "precompile": precompiled})
         replies = {role: self._load_reply(remote, limit) for role, remote in self.workers.items()}
         if not replies["reference"].get("ok"):
             self.ok = False

@@ -439,7 +439,7 @@ def time_interleaved(
                 calls += 1
                 result.samples[role].append(measured.us)
                 if measured.failure is not None:
-                    result.audit_failure = (f"timed call {len(result.samples[role])} of the {role}: "
+                    result.audit_failure = (f"on a timed call (the {role}'s call {len(result.samples[role])}): "
                                             f"{measured.failure}")
                     return result
     finally:
