@@ -457,6 +457,7 @@ class Evaluation:
         base = self.input_salt + _POOL_SEED_BASE + 100_003 * workload.index
         audits = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:seal:{workload.index}")
         expected_like: list[object] = []
+        started: set[str] = set()
 
         def measure(role: str, call: int, warm: bool) -> timing.Measured:
             seed = base + call
@@ -465,7 +466,10 @@ class Evaluation:
             command = {"workload": workload.index, "seed": seed, "distribution": "normal", "timed": True,
                        "seal": role == "candidate" and audits.random() < SEAL_AUDIT_SHARE,
                        "ship": role == "candidate"}
-            limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if warm and call == 0 else 0.0)
+            # A role's first call here may compile: the incumbent's has not run on this workload before.
+            first = role not in started
+            started.add(role)
+            limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
             like = expected_like[0] if expected_like else None
             try:
                 reply = self.workers[role].call(command, limit, roles.max_payload(like))

@@ -631,3 +631,41 @@ def test_seal_sees_a_base_method_shadowed_on_a_subclass_and_forgives_a_harmless_
     assert seal.broken() is None
     module.Base.__dict__["now"].__func__.__code__ = (lambda: 0.0).__code__
     assert "now" in (seal.broken() or "")
+
+
+def test_a_call_that_hangs_is_judged_at_its_own_limit_not_the_childs(tmp_path: Path) -> None:
+    # Right through correctness, then a call that never returns: the worker is killed at the call's limit (the
+    # floor, the reference being fast) with the reason, and the judge writes the verdict.
+    candidate = """
+    import time
+    calls = [0]
+
+    def run(x):
+        calls[0] += 1
+        if calls[0] > 8:
+            while True:
+                time.sleep(1)
+        return x * 2
+    """
+    result = _evaluate(tmp_path, candidate)
+    _assert_fails(result, "candidate failed during timing", "did not return within 10 s")
+
+
+def test_every_child_draws_its_own_inputs_unless_pinned(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.txt"
+    candidate = f"""
+    def run(x):
+        with open({str(seen)!r}, "a") as log:
+            log.write(repr(float(x.sum())) + "\\n")
+        return x * 2
+    """
+    salts = set()
+    for _ in range(2):
+        result = _evaluate(tmp_path, candidate)
+        assert result["correct"] is True, result["failure"]
+        salts.add(result["input_salt"])
+    first_inputs = seen.read_text().splitlines()
+    # No input repeats across the two children; within one, only the determinism check's (once per workload).
+    assert len(salts) == 2 and len(set(first_inputs)) == len(first_inputs) - 2 * len(WORKLOADS)
+    pinned = {_evaluate(tmp_path, candidate, input_salt=11)["input_salt"] for _ in range(2)}
+    assert pinned == {11}
