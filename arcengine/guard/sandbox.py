@@ -87,14 +87,13 @@ def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | Non
         PYTHONPATH=str(PACKAGE_ROOT),
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONUNBUFFERED="1",
-        # torch.compile in a candidate: Inductor compiles in the calling thread instead of its worker pool
-        # (on the GPU a sidecar process with its compile workers and the "InductorSubproc" reader thread,
-        # started with the first CUDA graph; on the CPU a ThreadPoolExecutor for the C++ builds), which
-        # would still be alive when run() returns and fail the child's left-thread check. Read when
-        # torch._inductor.config is imported, in the zygote too (torch._dynamo imports it), so the value is
-        # the same for every child. Its cache (TORCHINDUCTOR_CACHE_DIR) is left to its default, under TMPDIR:
-        # the child's private directory, so one candidate's compiled code never loads into another's child;
-        # the Triton kernels it generates go to TRITON_CACHE_DIR like the candidates' own.
+        # torch.compile in a candidate: Inductor compiles in the calling thread instead of in its pools, whose
+        # threads outlive run() and fail the child's left-thread check: on the GPU a compile-worker sidecar
+        # process and its reader thread ("InductorSubproc"), on the CPU a ThreadPoolExecutor for the C++
+        # builds. Read when torch._inductor.config is imported, which the zygote does (torch._dynamo imports
+        # it), so it is the same for the zygote and every child. Inductor's own cache stays at its default under
+        # TMPDIR, the child's private directory: shared, its entries (Python modules) written by one candidate
+        # would run in another's process; the Triton kernels it generates go to TRITON_CACHE_DIR, as Triton's do.
         TORCHINDUCTOR_COMPILE_THREADS="1",
     )
     if device == "cpu":
