@@ -540,7 +540,7 @@ class Evaluation:
             "stage": self.stage,
             "workloads": [asdict(record) for record in self.records],
             "incumbent_failure": self.incumbent_failure,
-            "device": self.device_info,
+            "device": {**self.device_info, "timer": self.timer_kind} if self.device_info else None,
             "seconds": {key: self.seconds.get(key, 0.0) for key in PHASES},
             "compiler": self.compiler,
             "timer": self.timer_kind,

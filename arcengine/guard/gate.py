@@ -71,6 +71,7 @@ FORBIDDEN_MODULES = {
     "importlib", "runpy", "code", "codeop", "timeit", "doctest", "pdb", "bdb", "trace", "cProfile", "profile",
     "pydoc", "pkgutil", "zipimport", "unittest", "logging.config", "webbrowser", "gc", "inspect", "pickle",
     "_pickle", "marshal", "shelve", "dbm", "copyreg", "shutil", "arcengine",
+    "cupti",  # the activity records the guard times calls with: disabling or flushing them would blind it
     # torch's operator machinery and code loaders: nothing an honest kernel calls
     "torch._C", "torch._ops", "torch._library", "torch._custom_op", "torch._custom_ops", "torch._subclasses",
     "torch._decomp", "torch._prims", "torch._refs", "torch._python_dispatcher", "torch._dispatch",

@@ -279,7 +279,7 @@ class ActivityLog:
     """CUPTI's record of every kernel, copy and set this process runs, on every stream and context."""
 
     def __init__(self) -> None:
-        self._cupti = importlib.import_module("cupti").cupti
+        self._cupti = importlib.import_module("cupti.cupti")  # the package's __init__ imports nothing
         kinds = self._cupti.ActivityKind
         self._kernel = int(kinds.CONCURRENT_KERNEL)
         self._labels = {int(kinds.MEMCPY): "memcpy", int(kinds.MEMSET): "memset"}
@@ -362,8 +362,10 @@ def make_timer(device: torch.device) -> Timer:
         return CpuTimer()
     try:
         log = ActivityLog()
-    except Exception:  # no cupti-python, or no CUPTI library for this driver
-        return EventTimer(device)
+    except Exception as exc:  # no cupti-python, or no CUPTI library for this driver: say so in the record
+        timer = EventTimer(device)
+        timer.kind = f"events (CUPTI unavailable: {type(exc).__name__}: {str(exc)[:120]})"
+        return timer
     return CuptiTimer(device, log=log)
 
 

@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 import torch
+import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the seal's baseline has it
 
 from arcengine.guard import channel, correctness, distributions, precompile, timing
 from arcengine.guard.correctness import describe_exception
@@ -143,6 +144,7 @@ class Worker:
             self.reference = load_module(str(command["reference"]), REFERENCE_MODULE)
         except BaseException as exc:
             return {"ok": False, "harness": True, "failure": f"worker failed to start: {describe_exception(exc)}"}, []
+        _quiet_tqdm()
         self.seal = correctness.default_seal([correctness, timing, channel, distributions, sys.modules[__name__]])
         self.seal.watch_module(self.reference, ("make_inputs",))
         self.threads_before = {thread.ident for thread in threading.enumerate()}
@@ -249,6 +251,17 @@ class Worker:
     def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         timer = self.timer
         return {"timer": timer.diagnostics() if timer else {}, "kind": timer.kind if timer else None}, []
+
+
+def _quiet_tqdm() -> None:
+    """tqdm starts a monitor thread with its first bar, even a disabled one (torch.fx makes one under
+    torch.compile), and the thread never stops: set its interval to 0 so none starts. The thread check is not
+    relaxed for it, since the monitor calls every bar's refresh(), a candidate's own included."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return
+    tqdm.monitor_interval = 0
 
 
 def _ship(out: object, device: torch.device) -> tuple[list[dict[str, Any]], list[memoryview], str | None]:

@@ -267,7 +267,8 @@ def test_time_interleaved_stops_at_the_first_wrong_timed_output() -> None:
     config = timing.TimingConfig(warmup=1, min_reps=20, max_reps=20)
     result = timing.time_interleaved(["candidate"], measure, config, random.Random(0))
     # call 0 warmed up; calls 1 to 6 were right
-    assert result.audit_failure is not None and "on a timed call (the candidate's call 7): wrong" in result.audit_failure
+    assert result.audit_failure is not None
+    assert "on a timed call (the candidate's call 7): wrong" in result.audit_failure
 
 
 def test_time_interleaved_reports_which_role_raised() -> None:
