@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 
 import torch
 
-from arcengine.guard import ceilings, channel, correctness, distributions, precompile, roles, timing, worker
+from arcengine.guard import ceilings, channel, correctness, distributions, precompile, process, roles, timing, worker
 from arcengine.guard.correctness import Comparison, Tolerance, describe_exception
 from arcengine.guard.roles import RemoteRole, WorkerLost
 from arcengine.guard.timing import CallError, TimingConfig
@@ -613,7 +613,7 @@ def run_spec_file(spec_path: str) -> int:
     """
     workers = {role: RemoteRole.fork(role) for role in WORKER_ROLES}
     # Not dumpable: the workers, running as the same user, cannot read this process's memory through /proc.
-    worker.prctl(worker.PR_SET_DUMPABLE, 0)
+    process.prctl(process.PR_SET_DUMPABLE, 0)
     try:
         return _judge_spec_file(spec_path, workers)
     finally:

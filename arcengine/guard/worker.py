@@ -21,6 +21,7 @@ import gc
 import importlib.machinery
 import importlib.util
 import os
+import signal
 import socket
 import sys
 import threading
@@ -32,7 +33,7 @@ from typing import Any, NoReturn
 import torch
 import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the seal's baseline has it
 
-from arcengine.guard import channel, correctness, distributions, precompile, timing
+from arcengine.guard import channel, correctness, distributions, precompile, process, timing
 from arcengine.guard.correctness import describe_exception
 
 REFERENCE_MODULE = "arcengine_guard_reference"
@@ -304,8 +305,9 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         # Only its own socket: not the judge's ends of the other workers' sockets, nor anything else inherited.
         keep = sock.fileno()
         os.closerange(3, keep)
-        os.closerange(keep + 1, _max_fd())
-        prctl(PR_SET_PDEATHSIG, 9)  # SIGKILL once the judge dies: never outlive the verdict it could overwrite
+        os.closerange(keep + 1, process.max_fd())
+        # SIGKILL once the judge dies: never outlive the verdict it could overwrite.
+        process.prctl(process.PR_SET_PDEATHSIG, int(signal.SIGKILL))
         Worker(sock, role).serve()
     except BaseException:
         code = 1
@@ -314,22 +316,3 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
-
-
-PR_SET_PDEATHSIG = 1
-PR_SET_DUMPABLE = 4
-
-
-def prctl(option: int, value: int) -> None:
-    """Linux's prctl, best effort (it is a hardening, not the guard's only line)."""
-    with contextlib.suppress(Exception):
-        import ctypes  # the harness's own use, before any untrusted module is loaded
-
-        ctypes.CDLL(None).prctl(option, value)
-
-
-def _max_fd() -> int:
-    try:
-        return int(os.sysconf("SC_OPEN_MAX"))
-    except (ValueError, OSError):
-        return 4096

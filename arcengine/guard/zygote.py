@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from types import ModuleType
 from typing import Any, NoReturn
 
+from arcengine.guard import process
+
 # Imported before any fork; triton may be missing (tolerated), the guard child may not. torch._dynamo is what
 # torch.compile imports first, and importing it replaces torch.manual_seed (with a wrapper that Dynamo does not
 # trace): imported here, the harness seal of a forked child takes that wrapper as its baseline instead of reading
@@ -50,8 +52,6 @@ from typing import Any, NoReturn
 # TMPDIR) are each child's own.
 PRELOAD = ("numpy", "torch", "triton", "triton.language", "torch._dynamo", "arcengine.guard.child")
 REQUIRED = "arcengine.guard.child"
-_PR_SET_PDEATHSIG = 1
-_PR_SET_DUMPABLE = 4
 _HANDLED = (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT)
 
 
@@ -235,7 +235,7 @@ class Zygote:
         signal.set_wakeup_fd(-1)
         for sig, handler in self.original_handlers.items():
             signal.signal(sig, handler)
-        os.closerange(3, _max_fd())  # as subprocess's close_fds: the wakeup pipe, the sync pipe, the rest
+        os.closerange(3, process.max_fd())  # as subprocess's close_fds: the wakeup pipe, the sync pipe, the rest
         cwd = str(request["cwd"])
         os.chdir(cwd)
         # The child's whole environment (HOME, TMPDIR, TRITON_CACHE_DIR, CUDA_VISIBLE_DEVICES...) before any
@@ -319,13 +319,6 @@ def _lower_limit(which: int, value: int) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def _max_fd() -> int:
-    try:
-        return max(int(os.sysconf("SC_OPEN_MAX")), 256)
-    except (ValueError, OSError):
-        return 65536
-
-
 def _libcuda_loaded() -> bool:
     """Whether the CUDA driver library is mapped: if not, nothing can have initialised CUDA here."""
     try:
@@ -352,27 +345,15 @@ def _driver_initialized() -> bool:
     return int(driver.cuDeviceGetCount(ctypes.byref(count))) == _CUDA_SUCCESS
 
 
-def _prctl() -> Any:
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()  # looked up before any fork: a forked child should not need the dynamic loader
-
-
 def _die_with(parent: int) -> None:
     """SIGKILL this process when its parent dies (Linux); exit now if the parent is already gone."""
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    process.prctl(process.PR_SET_PDEATHSIG, int(signal.SIGKILL))
     if os.getppid() != parent:
         os._exit(1)
 
 
 def _set_dumpable(dumpable: bool) -> None:
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_DUMPABLE, int(dumpable), 0, 0, 0)
+    process.prctl(process.PR_SET_DUMPABLE, int(dumpable))
 
 
 def main(argv: list[str] | None = None) -> int:
