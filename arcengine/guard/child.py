@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from time import perf_counter
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any
 
 import torch
 
@@ -647,19 +647,5 @@ def _judge_spec_file(spec_path: str, workers: Mapping[str, RemoteRole]) -> int:
     return 0
 
 
-def exit_now(code: int) -> NoReturn:
-    """Flush and leave without interpreter teardown.
-
-    Atexit hooks registered by candidate code and a CUDA context that the candidate may have killed must not
-    turn a written verdict into a crash, or into a forged one: a candidate that broke sys.stdout must not get
-    an exception out of here, and with it the interpreter's exit and its atexit hooks.
-    """
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code)
-
-
 if __name__ == "__main__":
-    exit_now(main())
+    process.exit_now(main())

@@ -311,8 +311,4 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         Worker(sock, role).serve()
     except BaseException:
         code = 1
-    finally:
-        with contextlib.suppress(BaseException):
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+    process.exit_now(code)

@@ -214,11 +214,7 @@ class Zygote:
             with contextlib.suppress(BaseException):
                 traceback.print_exc()
             code = 1
-        finally:
-            with contextlib.suppress(BaseException):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(code)
+        process.exit_now(code)
 
     def _isolate(self, request: Mapping[str, Any], sync_w: int) -> None:
         # The request and reply pipes go first: the candidate must not be able to forge replies to the engine.

@@ -18,6 +18,7 @@ from arcengine.guard.sandbox import ChildOutcome
 from arcengine.guard.service import Guard, Slot
 from arcengine.guard.turns import DeviceTurns
 from arcengine.problem import Problem, Tolerance, Workload
+from tests.guard.fakes import FakeLauncher
 
 # Roofline floors (bytes = 4 * N at 1e9 B/s): N=1000: 4 us, N=500: 2 us, N=250 (held out): 1 us.
 WORKLOADS = [
@@ -53,24 +54,12 @@ def child(times: list[float], refs: list[float], incumbents: list[float] | None 
     }
 
 
-class CannedChildren:
+class CannedChildren(FakeLauncher):
     """A launcher whose children answer at once with the next canned result, recording what each was asked."""
 
     def __init__(self, *results: dict[str, Any]) -> None:
         self.results = list(results)
         self.specs: list[dict[str, Any]] = []
-
-    def launcher(self) -> CannedChildren:
-        return self
-
-    async def __aenter__(self) -> CannedChildren:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-    async def start(self) -> bool:
-        return True
 
     async def run(self, spec: dict[str, Any], *, device: str, timeout_s: float,
                   env_extra: dict[str, str] | None = None, turns: DeviceTurns | None = None) -> ChildOutcome:

@@ -20,6 +20,7 @@ from arcengine.guard.sandbox import ChildOutcome
 from arcengine.guard.service import Guard, GuardError, Slot
 from arcengine.guard.turns import DeviceTurns
 from arcengine.problem import load_problem
+from tests.guard.fakes import FakeLauncher
 
 FAKE_PROFILE = {"device": {"name": "Fake GPU", "kind": "cuda"}, "flops_per_s": 1e14, "bandwidth_bytes_per_s": 1e12}
 
@@ -56,7 +57,7 @@ def _guard(slots: list[Slot], device: str = "cuda") -> Guard:
     return guard
 
 
-class FakeDevices:
+class FakeDevices(FakeLauncher):
     """Launchers whose children prepare at once, then (in their turn, when pipelined) start on the device and
     end when the test says, recording where each ran."""
 
@@ -65,18 +66,6 @@ class FakeDevices:
         self.started: list[tuple[str, str]] = []  # (CUDA_VISIBLE_DEVICES, stem), as they took the device
         self.running: dict[str, anyio.Event] = {}
         self.changed = anyio.Event()
-
-    def launcher(self) -> FakeDevices:
-        return self
-
-    async def __aenter__(self) -> FakeDevices:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-    async def start(self) -> bool:
-        return True
 
     async def run(self, spec: dict[str, Any], *, device: str, timeout_s: float,
                   env_extra: dict[str, str] | None = None, turns: DeviceTurns | None = None) -> ChildOutcome:
