@@ -33,7 +33,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # imported by the tests too: find provenance.py
+from provenance import ROOT, commit
+
 ADVERSARIAL = ROOT / "tests" / "adversarial"
 CATALOGUE = ADVERSARIAL / "catalogue.toml"
 VERDICTS = ("reject", "fail", "pass")
@@ -270,6 +272,7 @@ def run_benchmark(out: Path, device: str, only: Sequence[str], unsafe: bool, han
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "device": None,
         "versions": _versions(),
+        "commit": commit(),
         "command": command,
         "catalogue": str(CATALOGUE.relative_to(ROOT)),
         "headline": {},

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
+from provenance import commit
 
 from arcengine.guard import timing
 from arcengine.guard.ceilings import device_info
@@ -59,6 +60,7 @@ def environment(device: torch.device) -> dict[str, Any]:
         "device": device_info(device),
         "versions": {"python": platform.python_version(), "torch": torch.__version__,
                      "triton": _version("triton")},
+        "commit": commit(),
     }
 
 
