@@ -86,11 +86,7 @@ def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig
 class Timed(NamedTuple):
     us: float  # the call's time: on CUDA all the GPU work it caused
     out: object  # what the call returned
-    after: object = None  # what the epilogue returned
     stray: str | None = None  # GPU work that ran outside any call (a verdict, never a time)
-
-
-Epilogue = Callable[[object], object]  # runs on a call's output after its time is taken, before the next call
 
 
 class Timer(Protocol):
@@ -100,8 +96,8 @@ class Timer(Protocol):
 
     def diagnostics(self) -> dict[str, float]: ...
 
-    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
-        """Call fn(*args) once; then ``epilogue(out)`` (untimed)."""
+    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
+        """Call fn(*args) once."""
         ...
 
 
@@ -116,11 +112,11 @@ class CpuTimer:
     def diagnostics(self) -> dict[str, float]:
         return {}
 
-    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
+    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         start = perf_counter_ns()
         out = fn(*args)
         end = perf_counter_ns()
-        return Timed((end - start) / 1e3, out, epilogue(out) if epilogue else None)
+        return Timed((end - start) / 1e3, out)
 
 
 def l2_bytes(device: torch.device) -> int | None:
@@ -227,7 +223,7 @@ class EventTimer(_CudaTimerBase):
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
 
-    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
+    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         self._prepare()
         enqueue_started = perf_counter()
         self._start.record()
@@ -236,7 +232,7 @@ class EventTimer(_CudaTimerBase):
         torch.cuda.synchronize()
         self._end.record()
         self._end.synchronize()
-        return Timed(self._start.elapsed_time(self._end) * 1e3, out, epilogue(out) if epilogue else None)
+        return Timed(self._start.elapsed_time(self._end) * 1e3, out)
 
 
 class Activity(NamedTuple):
@@ -248,28 +244,33 @@ class Activity(NamedTuple):
     correlation: int  # CUPTI's launch order: every API call that enqueues work takes the next number
 
 
-def call_span(batch: Sequence[Activity], marker: str, harness: frozenset[str]) -> tuple[float, str | None]:
-    """The time of one call from the records of its batch, and the reason if work ran outside any call.
+class Span(NamedTuple):
+    us: float  # the call's time
+    stray: str | None  # why the records say work ran outside any call
+    closed_at: int  # the closing marker's launch number: work launched before it belongs to a call
 
-    A batch holds, in launch order: the harness's preparation (names in ``harness``), its head-start marker
-    kernel, the call's launches, a closing marker kernel, then the harness's own copies of the outputs. The
-    call is everything launched between the first and the last marker, on any stream: its time runs from the
-    earliest start to the latest end, so work on a stream that never waited, which may start during the
-    head start, counts from its own start. Work launched before the head start that is not the harness's
-    (left over from an earlier call, in a context the synchronise did not reach) is stray.
+
+def call_span(batch: Sequence[Activity], marker: str, closed_before: int) -> Span:
+    """The time of one call from the records taken after it, and the reason if work ran outside any call.
+
+    A batch holds, in launch order: the harness's own work since the previous call (the inputs, the checks,
+    the copies of the outputs, the L2 flush), its head-start marker kernel, the call's launches, and a closing
+    marker kernel. The call is everything launched between the first and the last marker, on any stream: its
+    time runs from the earliest start to the latest end, so work on a stream that never waited, which may
+    start during the head start, counts from its own start. A record launched before the previous call's
+    closing marker (``closed_before``) that shows up only now ran outside its call: it outlived the
+    synchronise that ended it (another context), and is stray.
     """
     ordered = sorted(batch, key=lambda record: record.correlation)
     markers = [i for i, record in enumerate(ordered) if record.name == marker]
     if len(markers) < 2:
-        return 0.0, "the harness lost its own marker kernels (GPU activity records incomplete)"
+        return Span(0.0, "the harness lost its own marker kernels (GPU activity records incomplete)", closed_before)
     first, last = markers[0], markers[-1]
-    stray = [record.name for record in ordered[:first] if record.name not in harness]
-    if stray:
-        return 0.0, f"GPU work ran outside its call ({', '.join(sorted(set(stray)))[:200]})"
+    late = sorted({record.name for record in ordered[:first] if record.correlation < closed_before})
+    stray = f"GPU work ran outside its call ({', '.join(late)[:200]})" if late else None
     calls = ordered[first + 1:last]
-    if not calls:
-        return 0.0, None
-    return (max(r.end for r in calls) - min(r.start for r in calls)) / 1e3, None
+    us = (max(r.end for r in calls) - min(r.start for r in calls)) / 1e3 if calls else 0.0
+    return Span(us, stray, ordered[last].correlation)
 
 
 ACTIVITY_BUFFER_BYTES = 1 << 20
@@ -317,30 +318,25 @@ class CuptiTimer(_CudaTimerBase):
         self._log = log if log is not None else ActivityLog()
         super().__init__(device, flusher)
         self.flush_us = 0.0  # the slowest read of the records, for the record
-        self._marker, self._harness = self._calibrate()
-
-    def _calibrate(self) -> tuple[str, frozenset[str]]:
-        """The name of the head-start kernel and of what the harness's preparation launches."""
-        self._prepare()
+        self._prepare()  # the head start is the preparation's last launch: its kernel is the marker
         self.sync()
-        records = sorted(self._log.take(), key=lambda record: record.correlation)
-        marker = records[-1].name  # the head start is the preparation's last launch
-        return marker, frozenset(record.name for record in records[:-1]) | {"memset", "memcpy"}
+        last = max(self._log.take(), key=lambda record: record.correlation)
+        self._marker, self._closed_at = last.name, last.correlation
 
-    def time(self, fn: Fn, args: Sequence[object], epilogue: Epilogue | None = None) -> Timed:
+    def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         self._prepare()
         enqueue_started = perf_counter()
         out = fn(*args)
         self._adapt((perf_counter() - enqueue_started) * 1e6)
         torch.cuda.synchronize()  # device-wide: every stream of the context is done
-        torch.cuda._sleep(1)  # the closing marker: what the epilogue launches comes after it
-        after = epilogue(out) if epilogue else None
+        torch.cuda._sleep(1)  # the closing marker
         torch.cuda.synchronize()
         read = perf_counter()
         batch = self._log.take()
         self.flush_us = max(self.flush_us, (perf_counter() - read) * 1e6)
-        us, stray = call_span(batch, self._marker, self._harness)
-        return Timed(us, out, after, stray)
+        span = call_span(batch, self._marker, self._closed_at)
+        self._closed_at = span.closed_at
+        return Timed(span.us, out, span.stray)
 
     def diagnostics(self) -> dict[str, float]:
         return {**super().diagnostics(), "activity_read_us": self.flush_us}

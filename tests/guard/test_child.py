@@ -286,36 +286,34 @@ def _activity(name: str, start: int, end: int, correlation: int) -> timing.Activ
     return timing.Activity(name, start * 1000, end * 1000, correlation)  # microseconds in, CUPTI's ns stored
 
 
-HARNESS = frozenset({"fill", "memset", "memcpy"})
-
-
 def test_call_span_counts_every_stream_from_the_earliest_start_to_the_latest_end() -> None:
     batch = [
-        _activity("fill", 0, 40, 1),  # the L2 flush
-        _activity("spin", 40, 140, 2),  # the head start
-        _activity("side_kernel", 60, 400, 4),  # a stream that never waited: it ran during the head start
-        _activity("main_kernel", 140, 150, 3),
-        _activity("spin", 401, 402, 5),  # the closing marker
-        _activity("memcpy", 402, 410, 6),  # the harness's copy of the outputs: not the call's
+        _activity("distribution", 0, 5, 11),  # the harness's work since the last call: the next inputs
+        _activity("memcpy", 5, 7, 12),  # ... and the copy of the last outputs
+        _activity("fill", 7, 40, 13),  # the L2 flush
+        _activity("spin", 40, 140, 14),  # the head start
+        _activity("side_kernel", 60, 400, 16),  # a stream that never waited: it ran during the head start
+        _activity("main_kernel", 140, 150, 15),
+        _activity("spin", 401, 402, 17),  # the closing marker
     ]
-    assert timing.call_span(batch, "spin", HARNESS) == (340.0, None)
+    assert timing.call_span(batch, "spin", closed_before=10) == (340.0, None, 17)
     alone = [record for record in batch if record.name != "side_kernel"]
-    assert timing.call_span(alone, "spin", HARNESS) == (10.0, None)
+    assert timing.call_span(alone, "spin", closed_before=10) == (10.0, None, 17)
 
 
-def test_call_span_flags_work_launched_outside_any_call() -> None:
+def test_call_span_flags_work_that_finished_after_its_call_was_over() -> None:
     batch = [
-        _activity("leftover", 0, 900, 1),  # launched before the head start, by nobody the harness knows
-        _activity("fill", 0, 40, 2),
-        _activity("spin", 40, 140, 3),
-        _activity("main_kernel", 140, 150, 4),
-        _activity("spin", 151, 152, 5),
+        _activity("leftover", 0, 900, 9),  # launched in the previous call (before its closing marker, 10)
+        _activity("fill", 0, 40, 12),
+        _activity("spin", 40, 140, 13),
+        _activity("main_kernel", 140, 150, 14),
+        _activity("spin", 151, 152, 15),
     ]
-    _, stray = timing.call_span(batch, "spin", HARNESS)
-    assert stray is not None and "outside its call (leftover)" in stray
-    assert timing.call_span(batch[1:3], "spin", HARNESS)[1] is not None  # no closing marker: records incomplete
+    span = timing.call_span(batch, "spin", closed_before=10)
+    assert span.stray is not None and "outside its call (leftover)" in span.stray
+    assert timing.call_span(batch[1:3], "spin", 10).stray is not None  # no closing marker: records incomplete
     empty = [_activity("spin", 0, 10, 1), _activity("spin", 11, 12, 2)]
-    assert timing.call_span(empty, "spin", HARNESS) == (0.0, None)  # no GPU work at all: no time
+    assert timing.call_span(empty, "spin", 0) == (0.0, None, 2)  # no GPU work at all: no time
 
 
 def test_parse_spec_and_helpers() -> None:
