@@ -400,7 +400,7 @@ class Evaluation:
         try:
             reply = self.candidate.call(command, limit, roles.max_payload(expected))
         except WorkerLost as lost:
-            return roles.Reply(f"the candidate {lost}")
+            return roles.Reply(f"the candidate {_with_allowance(str(lost), first)}")
         if first:
             self.compiled.add(workload.index)
             self.seconds["compile"] = self.seconds.get("compile", 0.0) + reply.seconds
@@ -474,7 +474,7 @@ class Evaluation:
             try:
                 reply = self.workers[role].call(command, limit, roles.max_payload(like))
             except WorkerLost as lost:
-                raise CallError(role, str(lost)) from None
+                raise CallError(role, _with_allowance(str(lost), first)) from None
             if reply.failure is not None or reply.us is None:
                 if role != "candidate":
                     raise CallError(role, reply.failure or "no time reported")
@@ -546,6 +546,13 @@ class Evaluation:
             "timer": self.timer_kind,
             "input_salt": self.input_salt,
         }
+
+
+def _with_allowance(reason: str, first: bool) -> str:
+    """A hang's reason says when its limit held a first call's compile allowance."""
+    if first and "did not return" in reason:
+        return f"{reason}; a first call on this workload, {COMPILE_ALLOWANCE_S:.0f} s of it allowed for compilation"
+    return reason
 
 
 # ---------------------------------------------------------------- profile mode
