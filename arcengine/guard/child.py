@@ -465,7 +465,7 @@ class Evaluation:
                 expected_like.append(self._reference_run(self._make_inputs(workload, seed)))
             command = {"workload": workload.index, "seed": seed, "distribution": "normal", "timed": True,
                        "seal": role == "candidate" and audits.random() < SEAL_AUDIT_SHARE,
-                       "ship": role == "candidate"}
+                       "ship": role == "candidate", "check_inputs": role == "candidate"}
             # A role's first call here may compile: the incumbent's has not run on this workload before.
             first = role not in started
             started.add(role)
