@@ -1,6 +1,7 @@
-"""Where a guard child's time goes: one evaluation (the seed against itself as incumbent, as in a campaign) run
-in this process under cProfile, after the zygote's warm-up, as a forked child starts; prints the child's phases
-and the functions that cost the most.
+"""Where a guard child's time goes: one evaluation (the seed against itself as incumbent, as in a campaign) judged
+from this process under cProfile, after the zygote's warm-up, as a forked child starts; prints the child's phases
+and the functions that cost the most. The profile is the judge's: the roles' calls run in their worker processes,
+and show here as the judge's waits on them.
 
     python bench/profile_child.py PROBLEM [--device cuda] [--kernel K.py] [--top 40] [--out PROFILE.txt]
 """
@@ -15,7 +16,7 @@ import pstats
 from pathlib import Path
 
 from arcengine.bus import Bus
-from arcengine.guard.child import Evaluation, parse_spec
+from arcengine.guard.child import Evaluation, fork_workers, parse_spec
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
 from arcengine.guard.zygote import warm_up
@@ -34,10 +35,15 @@ def main() -> None:
     kernel = (args.kernel or problem.seed_path).resolve()
     guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
     guard.device = args.device
+    workers = fork_workers()  # as the child does: before anything touches CUDA
     warm_up()
     spec = parse_spec({**guard.child_spec(kernel, problem.seed_path.resolve(), 1), "result": "/dev/null"})
     profiler = cProfile.Profile()
-    result = profiler.runcall(Evaluation(spec).run)
+    try:
+        result = profiler.runcall(Evaluation(spec, workers).run)
+    finally:
+        for remote in workers.values():
+            remote.kill()
     report = io.StringIO()
     report.write(json.dumps({"ok": result.get("ok"), "failure": result.get("failure"),
                              "seconds": result.get("seconds")}, indent=1) + "\n")

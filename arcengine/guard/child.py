@@ -612,15 +612,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_spec_file(args[0])
 
 
+def fork_workers() -> dict[str, RemoteRole]:
+    """A worker per role, forked now (before this process touches CUDA or reads anything secret); then this
+    process is made not dumpable, so the workers, running as the same user, cannot read its memory."""
+    workers = {role: RemoteRole.fork(role) for role in WORKER_ROLES}
+    process.prctl(process.PR_SET_DUMPABLE, 0)
+    return workers
+
+
 def run_spec_file(spec_path: str) -> int:
     """Judge the spec at `spec_path` and write its result; main's exit codes.
 
     Shared by ``python -m arcengine.guard.child`` and the zygote's forked children, so both run the same code.
     The workers are forked first, before this process reads the spec or touches CUDA.
     """
-    workers = {role: RemoteRole.fork(role) for role in WORKER_ROLES}
-    # Not dumpable: the workers, running as the same user, cannot read this process's memory through /proc.
-    process.prctl(process.PR_SET_DUMPABLE, 0)
+    workers = fork_workers()
     try:
         return _judge_spec_file(spec_path, workers)
     finally:
