@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from arcengine.guard import ceilings, channel, correctness, distributions, precompile, process, roles, timing, worker
+from arcengine.guard import ceilings, correctness, distributions, precompile, process, roles, timing, worker
 from arcengine.guard.correctness import Comparison, Tolerance, describe_exception
 from arcengine.guard.roles import RemoteRole, WorkerLost
 from arcengine.guard.timing import CallError, TimingConfig
@@ -301,7 +301,7 @@ class Evaluation:
         for role, remote in self.workers.items():  # all start before any is waited for
             # The reference is PyTorch the problem ships: nothing of it to compile ahead.
             precompiled = common["precompile"] and role != "reference"
-            channel.send(remote.sock, {"op": "load", "module": paths[role], **common, "precompile": precompiled})
+            remote.begin({"op": "load", "module": paths[role], **common, "precompile": precompiled})
         replies = {role: self._load_reply(remote, limit) for role, remote in self.workers.items()}
         if not replies["reference"].get("ok"):
             self.ok = False
@@ -324,14 +324,10 @@ class Evaluation:
 
     def _load_reply(self, remote: RemoteRole, limit: float) -> dict[str, Any]:
         try:
-            header, _ = channel.receive(remote.sock, limit)
-            return header
-        except channel.ChannelTimeout:
-            remote.kill()
-            return {"ok": False, "failure": f"{remote.role} did not load within {limit:.0f} s (its process was "
-                                            "killed)"}
-        except (channel.ChannelClosed, channel.ChannelError):
-            return {"ok": False, "failure": f"{remote.role}'s process died while loading ({remote.death_reason()})"}
+            header, _ = remote.finish(limit)
+        except WorkerLost as lost:
+            return {"ok": False, "failure": f"the {remote.role} did not load: {lost}"}
+        return header
 
     def _smoke_test_reference(self) -> None:
         # A broken problem must not read as a broken candidate, so try the reference before loading one.

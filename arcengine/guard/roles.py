@@ -47,6 +47,7 @@ class RemoteRole:
         self.pid = pid
         self.sock = sock
         self.closed = False
+        self.requests = 0  # each request's number, which its reply must carry back
 
     @classmethod
     def fork(cls, role: str) -> RemoteRole:
@@ -55,23 +56,37 @@ class RemoteRole:
 
     def request(self, command: Mapping[str, Any], timeout_s: float,
                 max_payload: int = 1 << 20) -> tuple[dict[str, Any], bytearray]:
+        self.begin(command)
+        return self.finish(timeout_s, max_payload)
+
+    def begin(self, command: Mapping[str, Any]) -> None:
+        """Send a request without waiting for its reply (several workers can then work side by side)."""
+        if self.closed:
+            raise WorkerLost(f"the {self.role}'s process is gone")
+        self.requests += 1
+        try:
+            channel.send(self.sock, {**command, "id": self.requests})
+        except OSError:
+            raise WorkerLost(self.death_reason()) from None
+
+    def finish(self, timeout_s: float, max_payload: int = 1 << 20) -> tuple[dict[str, Any], bytearray]:
+        """The reply to the last request; WorkerLost if it does not come in time, or is not one."""
         if self.closed:
             raise WorkerLost(f"the {self.role}'s process is gone")
         try:
-            channel.send(self.sock, command)
-            return channel.receive(self.sock, timeout_s, max_payload)
+            header, payload = channel.receive(self.sock, timeout_s, max_payload)
         except channel.ChannelTimeout:
             self.kill()
             raise WorkerLost(f"did not return within {timeout_s:.0f} s (hung; its process was killed)") from None
-        except (channel.ChannelClosed, BrokenPipeError, ConnectionError):
+        except channel.ChannelClosed:
             raise WorkerLost(self.death_reason()) from None
         except channel.ChannelError as exc:
             self.kill()
             raise WorkerLost(f"broke the harness's protocol ({exc})") from None
-
-    def load(self, command: Mapping[str, Any], timeout_s: float) -> dict[str, Any]:
-        header, _ = self.request({"op": "load", **command}, timeout_s)
-        return header
+        if header.get("id") != self.requests:  # a reply its harness did not write, or one out of turn
+            self.kill()
+            raise WorkerLost("broke the harness's protocol (a reply to another request)")
+        return header, payload
 
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
         header, payload = self.request({"op": "call", **command}, timeout_s, max_payload)

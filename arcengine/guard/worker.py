@@ -127,7 +127,7 @@ class Worker:
                 channel.send(self.sock, {"failure": f"unknown command {op!r}"})
                 continue
             header, payload = handler(command)
-            channel.send(self.sock, header, payload)
+            channel.send(self.sock, {**header, "id": command.get("id")}, payload)
 
     # ------------------------------------------------------------ load
 

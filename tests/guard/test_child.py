@@ -6,6 +6,7 @@ import json
 import math
 import os
 import random
+import socket
 import subprocess
 import sys
 import textwrap
@@ -16,9 +17,10 @@ from typing import Any
 import pytest
 import torch
 
-from arcengine.guard import correctness, timing
+from arcengine.guard import channel, correctness, timing
 from arcengine.guard.child import SpecError, json_safe, parse_spec
 from arcengine.guard.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
+from arcengine.guard.roles import RemoteRole, WorkerLost
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = Tolerance(atol=0.01, rtol=0.01, matched_ratio=0.999)
@@ -314,6 +316,8 @@ def test_call_span_flags_work_that_finished_after_its_call_was_over() -> None:
     assert timing.call_span(batch[1:3], "spin", 10).stray is not None  # no closing marker: records incomplete
     empty = [_activity("spin", 0, 10, 1), _activity("spin", 11, 12, 2)]
     assert timing.call_span(empty, "spin", 0) == (0.0, None, 2)  # no GPU work at all: no time
+    own_context = [timing.Activity(timing.NEW_CONTEXT, 0, 0, -1), *batch[1:]]
+    assert "a CUDA context of its own" in (timing.call_span(own_context, "spin", 10).stray or "")
 
 
 def test_parse_spec_and_helpers() -> None:
@@ -668,3 +672,21 @@ def test_every_child_draws_its_own_inputs_unless_pinned(tmp_path: Path) -> None:
     assert len(salts) == 2 and len(set(first_inputs)) == len(first_inputs) - 2 * len(WORKLOADS)
     pinned = {_evaluate(tmp_path, candidate, input_salt=11)["input_salt"] for _ in range(2)}
     assert pinned == {11}
+
+
+def test_a_reply_the_workers_harness_did_not_write_is_refused() -> None:
+    # A frame forged by candidate code that found its socket carries no or the wrong request number.
+    judge_end, worker_end = socket.socketpair()
+    remote = RemoteRole("candidate", os.getpid(), judge_end)
+    remote.kill = lambda: None  # type: ignore[method-assign]  # the test's own process stands in for the worker
+    remote.begin({"op": "call"})
+    command, _ = channel.receive(worker_end, 5.0)
+    channel.send(worker_end, {"id": command["id"] + 1, "us": 0.001, "failure": None, "outputs": []})
+    with pytest.raises(WorkerLost, match="a reply to another request"):
+        remote.finish(5.0)
+    remote.begin({"op": "call"})
+    command, _ = channel.receive(worker_end, 5.0)
+    channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "outputs": []})
+    assert remote.finish(5.0)[0]["us"] == 1.0
+    worker_end.close()
+    judge_end.close()
