@@ -72,6 +72,8 @@ FORBIDDEN_MODULES = {
     "pydoc", "pkgutil", "zipimport", "unittest", "logging.config", "webbrowser", "gc", "inspect", "pickle",
     "_pickle", "marshal", "shelve", "dbm", "copyreg", "shutil", "arcengine",
     "cupti",  # the activity records the guard times calls with: disabling or flushing them would blind it
+    # NVML sets the GPU's clocks and power limit (as root): lowered after its own call, the next role runs slow
+    "pynvml", "cuda.bindings.nvml",
     # torch's operator machinery and code loaders: nothing an honest kernel calls
     "torch._C", "torch._ops", "torch._library", "torch._custom_op", "torch._custom_ops", "torch._subclasses",
     "torch._decomp", "torch._prims", "torch._refs", "torch._python_dispatcher", "torch._dispatch",

@@ -202,6 +202,21 @@ def test_rejects_reaching_the_guard_itself() -> None:
     assert not result.ok and "arcengine" in result.reason
 
 
+@pytest.mark.parametrize(("snippet", "needle"), [
+    ("from cupti import cupti\n", "cupti"),  # flushing or disabling the records the guard times with
+    ("import cupti.cupti as c\n", "cupti"),
+    ("import pynvml\n", "pynvml"),  # clocks and power limits, lowered for whoever runs next
+    ("from cuda.bindings import nvml\n", "nvml"),
+])
+def test_rejects_the_timers_records_and_the_gpus_clocks(snippet: str, needle: str) -> None:
+    result = check_source(snippet + RUN)
+    assert not result.ok and needle in result.reason, result
+
+
+def test_nvrtc_and_the_driver_through_cuda_bindings_stay_allowed() -> None:
+    assert check_source("from cuda.bindings import driver, nvrtc\n" + RUN).ok
+
+
 # ---------------------------------------------------------------- second pass: dynamic spellings
 # Each class of cheat in several spellings; the needle is what the reason must name.
 
