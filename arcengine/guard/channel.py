@@ -108,7 +108,8 @@ def unpack_tensors(meta: Sequence[Mapping[str, Any]], payload: bytearray) -> lis
             nbytes = int(item["nbytes"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ChannelError(f"bad tensor metadata {dict(item)!r}") from exc
-        if not isinstance(dtype, torch.dtype) or nbytes != math.prod(shape) * dtype.itemsize:
+        fits = isinstance(dtype, torch.dtype) and min(shape, default=0) >= 0
+        if not fits or nbytes != math.prod(shape) * dtype.itemsize:
             raise ChannelError(f"bad tensor metadata {dict(item)!r}")
         if offset + nbytes > len(payload):
             raise ChannelError("a payload shorter than its tensors")

@@ -690,3 +690,14 @@ def test_a_reply_the_workers_harness_did_not_write_is_refused() -> None:
     assert remote.finish(5.0)[0]["us"] == 1.0
     worker_end.close()
     judge_end.close()
+
+
+def test_tensors_cross_the_channel_as_bytes_and_bad_metadata_is_refused() -> None:
+    tensors = [torch.randn(3, 4).to(torch.bfloat16), torch.arange(5), torch.zeros(0, 2), torch.tensor(True)]
+    meta, parts = channel.pack_tensors(tensors)
+    payload = bytearray(b"".join(bytes(part) for part in parts))
+    back = channel.unpack_tensors(meta, payload)
+    assert all(correctness.bitwise_equal(a, b) for a, b in zip(tensors, back, strict=True))
+    for bad in ({**meta[0], "shape": [-3, -4]}, {**meta[0], "dtype": "Tensor"}, {**meta[0], "nbytes": 10**9}):
+        with pytest.raises(channel.ChannelError):
+            channel.unpack_tensors([bad], payload)
