@@ -7,9 +7,7 @@ of its median time, beside what triton.testing.do_bench gives for the same kerne
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import platform
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,9 +15,9 @@ from typing import Any
 
 import anyio
 import torch
+from measure import environment
 
 from arcengine.bus import Bus
-from arcengine.guard.ceilings import device_info
 from arcengine.guard.child import load_module
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
@@ -96,9 +94,7 @@ def main() -> None:
     long = [r for r in rows if r["guard_median_us"] >= 20]
     result = {
         "problem": problem.name, "kernel": str(kernel.name), "repeats": args.repeats,
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "device": device_info(torch.device(args.device)),
-        "versions": {"python": platform.python_version(), "torch": torch.__version__},
+        **environment(torch.device(args.device)),
         "command": f"python bench/fidelity.py {args.problem} OUT --repeats {args.repeats} --device {args.device}",
         "headline": {"max_cv_kernels_20us_or_more": max((r["guard_cv"] for r in long), default=None),
                      "workloads_20us_or_more": len(long)},

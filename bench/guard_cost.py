@@ -13,6 +13,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from provenance import commit
+
 from arcengine.eventlog import read_events
 from arcengine.events import CampaignStarted, CandidateDecided
 
@@ -36,6 +38,7 @@ def summarise(run_dirs: list[Path]) -> dict[str, object]:
             "candidates_per_gpu_minute": 60 / statistics.mean(d.guard_seconds for d in decided),
         }
     return {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "device": device,
+            "commit": commit(),
             "command": "python bench/guard_cost.py OUT " + " ".join(str(r) for r in run_dirs),
             "headline": {p: v["median_total_s"] for p, v in problems.items()}, "problems": problems}
 
