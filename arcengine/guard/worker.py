@@ -20,9 +20,11 @@ import contextlib
 import gc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import signal
 import socket
+import struct
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -146,8 +148,10 @@ class Worker:
         except BaseException as exc:
             return {"ok": False, "harness": True, "failure": f"worker failed to start: {describe_exception(exc)}"}, []
         _quiet_tqdm()
-        self.seal = correctness.default_seal([correctness, timing, channel, distributions, sys.modules[__name__]])
-        self.seal.watch_module(self.reference, ("make_inputs",))
+        if self.device.type == "cuda":
+            with contextlib.suppress(ImportError):  # the timer's records: sealed before any module can touch them
+                importlib.import_module("cupti.cupti")
+        self.seal = _seal(self.reference)
         self.threads_before = {thread.ident for thread in threading.enumerate()}
         self.thread_count_before = _thread._count()
         failure = self._import()
@@ -254,6 +258,18 @@ class Worker:
     def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
         timer = self.timer
         return {"timer": timer.diagnostics() if timer else {}, "kind": timer.kind if timer else None}, []
+
+
+def _seal(reference: ModuleType) -> correctness.HarnessSeal:
+    """The seal over everything this worker's harness reads: its own modules and torch (the default), what it
+    speaks to the judge with (json, struct, the socket class), the reference's input maker and, on a GPU, CUPTI's
+    functions that its timer calls."""
+    harness = [correctness, timing, channel, distributions, process, sys.modules[__name__], json, struct]
+    cupti = sys.modules.get("cupti.cupti")
+    seal = correctness.default_seal([*harness, *([cupti] if cupti is not None else [])])
+    seal.watch_class(socket.socket)
+    seal.watch_module(reference, ("make_inputs",))
+    return seal
 
 
 def _quiet_tqdm() -> None:
