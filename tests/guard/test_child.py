@@ -701,3 +701,44 @@ def test_tensors_cross_the_channel_as_bytes_and_bad_metadata_is_refused() -> Non
     for bad in ({**meta[0], "shape": [-3, -4]}, {**meta[0], "dtype": "Tensor"}, {**meta[0], "nbytes": 10**9}):
         with pytest.raises(channel.ChannelError):
             channel.unpack_tensors([bad], payload)
+
+
+SNOOP = """
+import gc
+import sys
+
+SECRETS = {secrets!r}  # reversed: the strings themselves must not sit in this module's own namespace
+LOG = {log!r}
+
+
+def _texts():
+    frame = sys._getframe()
+    while frame is not None:  # every frame up the stack: the worker's serving loop, and what forked it
+        yield repr(frame.f_locals)
+        frame = frame.f_back
+    for obj in gc.get_objects():  # every container the interpreter tracks
+        if isinstance(obj, dict | list | tuple):
+            try:
+                yield repr(obj)[:100000]
+            except Exception:
+                pass
+
+
+def run(x):
+    found = sorted({{secret[::-1] for text in _texts() for secret in SECRETS if secret[::-1] in text}})
+    with open(LOG, "a") as log:
+        log.write(repr(found) + "\\n")
+    return x * 2
+"""
+
+
+def test_the_candidates_process_holds_no_token_and_no_result_path(tmp_path: Path) -> None:
+    # Without the gate (the child judges what it is given), candidate code that walks every frame and every
+    # object of its process finds neither: its worker was forked before the judge read the spec.
+    log = tmp_path / "found.txt"
+    secrets = ["token-" + "7f3a9c1e", "result" + ".json"]
+    reversed_secrets = [secret[::-1] for secret in secrets]
+    result = _evaluate(tmp_path, SNOOP.format(secrets=reversed_secrets, log=str(log)), token=secrets[0])
+    assert result["correct"] is True, result["failure"]
+    found = {line for line in log.read_text().splitlines()}
+    assert found == {"[]"}
