@@ -742,3 +742,41 @@ def test_the_candidates_process_holds_no_token_and_no_result_path(tmp_path: Path
     assert result["correct"] is True, result["failure"]
     found = {line for line in log.read_text().splitlines()}
     assert found == {"[]"}
+
+
+REREGISTER = """
+import os
+
+import torch
+
+LOG = {log!r}
+_LIBRARY = torch.library.Library("aten", "IMPL")
+
+
+def _mul(a, b):  # right only for b == 2, which is all this candidate and the reference use
+    with open(LOG, "a") as log:
+        log.write(f"mul {{os.getpid()}}\\n")
+    return torch.ops.aten.add.Tensor(a, a)
+
+
+_LIBRARY.impl("mul.Tensor", _mul, "CPU")
+
+
+def run(x):
+    with open(LOG, "a") as log:
+        log.write(f"run {{os.getpid()}}\\n")
+    return x * 2
+"""
+
+
+def test_an_operator_the_candidate_re_registers_never_reaches_the_reference(tmp_path: Path) -> None:
+    # Without the gate, aten::mul re-registered at import (logging who calls it): the reference's x * 2 runs in
+    # the judge and in its own worker, where the registration does not exist, so only the candidate's process
+    # ever calls it, and the reference's results stay the truth.
+    log = tmp_path / "calls.txt"
+    result = _evaluate(tmp_path, REREGISTER.format(log=str(log)))
+    assert result["correct"] is True, result["failure"]
+    lines = [line.split() for line in log.read_text().splitlines()]
+    candidate_pids = {pid for kind, pid in lines if kind == "run"}
+    mul_pids = {pid for kind, pid in lines if kind == "mul"}
+    assert len(candidate_pids) == 1 and mul_pids == candidate_pids  # in force where the candidate runs, only there
