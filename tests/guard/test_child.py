@@ -780,3 +780,22 @@ def test_an_operator_the_candidate_re_registers_never_reaches_the_reference(tmp_
     candidate_pids = {pid for kind, pid in lines if kind == "run"}
     mul_pids = {pid for kind, pid in lines if kind == "mul"}
     assert len(candidate_pids) == 1 and mul_pids == candidate_pids  # in force where the candidate runs, only there
+
+
+def test_the_incumbents_module_is_not_in_the_candidates_process(tmp_path: Path) -> None:
+    # Without the gate: the first guard let a candidate slow its incumbent through sys.modules (29.6x, a KEEP).
+    log = tmp_path / "reach.txt"
+    incumbent = "SLOW = False\ndef run(x):\n    return x * 2\n"
+    candidate = f"""
+    import sys
+
+    def run(x):
+        found = sorted(name for name in sys.modules if name.startswith("arcengine_guard_"))
+        with open({str(log)!r}, "a") as log:
+            log.write(repr(found) + "\\n")
+        return x * 2
+    """
+    result = _evaluate(tmp_path, candidate, incumbent=incumbent)
+    assert result["correct"] is True and result["incumbent_failure"] is None, result["failure"]
+    seen = set(log.read_text().splitlines())
+    assert seen == {"['arcengine_guard_candidate', 'arcengine_guard_reference']"}  # its own, and make_inputs'
