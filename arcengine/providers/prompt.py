@@ -23,10 +23,13 @@ Rationale: <at most three sentences: why it should be faster on this device>
 ```
 The file replaces the working kernel entirely: it must define `run(...)` with the reference's signature and
 return what the reference returns (same shape, dtype and device), correct on every shape, not only the ones
-listed. Use PyTorch and Triton. Forbidden (the guard rejects them): ctypes, subprocess, os.system,
-torch.utils.cpp_extension, exec/eval/compile, __import__/importlib, threads and extra streams, patching torch or
-the harness, falling back to the reference. Expose the knobs worth tuning as module constants listed in
-`TUNABLES = {"NAME": [values...]}`. Send one python block and nothing after it."""
+listed. Use PyTorch and Triton (torch.compile too). Forbidden (the guard rejects them): native escapes and
+processes (ctypes, cffi, subprocess, os.system, torch.utils.cpp_extension), threads, dynamic code (exec/eval/compile,
+__import__/importlib, getattr/setattr with a computed name, vars/globals), frames and dunders such as __dict__,
+sys.modules, torch._C, torch.library but for custom_op/triton_op in your own namespace, dispatch modes and
+__torch_function__, cupti and NVML, environment writes, patching torch or the harness, falling back to the
+reference. Work on other streams is allowed and timed: every stream counts. Expose the knobs worth tuning as
+module constants listed in `TUNABLES = {"NAME": [values...]}`. Send one python block and nothing after it."""
 
 
 @dataclass(frozen=True)
