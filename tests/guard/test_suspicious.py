@@ -17,20 +17,11 @@ from arcengine.guard.decision import SUSPICIOUS_SPEEDUP, Ceilings, Thresholds, j
 from arcengine.guard.sandbox import ChildOutcome
 from arcengine.guard.service import Guard, Slot
 from arcengine.guard.turns import DeviceTurns
-from arcengine.problem import Problem, Tolerance, Workload
 from tests.guard.fakes import FakeLauncher
+from tests.guard.test_decision import PROBLEM, WORKLOADS
 
-# Roofline floors (bytes = 4 * N at 1e9 B/s): N=1000: 4 us, N=500: 2 us, N=250 (held out): 1 us.
-WORKLOADS = [
-    Workload(index=0, axes={"N": 1000}, dtype="float32"),
-    Workload(index=1, axes={"N": 500}, dtype="float32"),
-    Workload(index=2, axes={"N": 250}, dtype="float32", held_out=True),
-]
-PROBLEM = Problem(
-    name="p", directory=Path("."), kernel_type="k", category="L1", description="",
-    tolerance=Tolerance(atol=1e-2, rtol=1e-2, matched_ratio=0.99), workloads=WORKLOADS, cpu_workloads=WORKLOADS,
-    flops_expr="2 * N", bytes_expr="4 * N",
-)
+# The decision tests' problem: roofline floors (bytes = 4 * N at 1e9 B/s) N=1000: 4 us, N=500: 2 us, N=250
+# (held out): 1 us.
 PROFILE = {"device": {"name": "Fake", "kind": "cpu"}, "flops_per_s": 1e12, "bandwidth_bytes_per_s": 1e9}
 THRESHOLDS = Thresholds(margin=0.02, near_band=0.05)
 
