@@ -53,4 +53,8 @@ def verdict_json(decided: CandidateDecided) -> dict[str, Any]:
             for w in decided.workloads
         ],
         "device": decided.device,
+        # Where the guard's time went: compile (a workload's first calls: JIT, autotuning, torch.compile) apart
+        # from the calls that were checked and timed.
+        "guard_seconds": decided.guard_seconds,
+        "guard_phases": decided.guard_phases,
     }
