@@ -462,8 +462,8 @@ class Evaluation:
             command = {"workload": workload.index, "seed": seed, "distribution": "normal", "timed": True,
                        "seal": role == "candidate" and audits.random() < SEAL_AUDIT_SHARE,
                        "ship": role == "candidate", "check_inputs": role == "candidate"}
-            # A role's first call here may compile: the incumbent's has not run on this workload before.
-            first = role not in started
+            # A role's first call here may compile, but for the candidate's: it ran these shapes in correctness.
+            first = role not in started and role != "candidate"
             started.add(role)
             limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
             like = expected_like[0] if expected_like else None
