@@ -180,6 +180,7 @@ class Worker:
 
     def _precompile(self, command: Mapping[str, Any]) -> dict[str, float]:
         """In the compiler fork: the module's kernels compiled for every workload's shapes, nothing run."""
+        self.sock.close()  # the fork's copy: the module's code runs here, and must not speak for the worker
         started = perf_counter()
         if command["device"] == "cuda":
             torch.cuda.init()
