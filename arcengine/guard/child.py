@@ -308,8 +308,9 @@ class Evaluation:
             self._fail(f"reference worker: {replies['reference'].get('failure')}")
             return False
         candidate = replies["candidate"]
-        self.seconds["precompile"] = float(candidate.get("seconds", {}).get("precompile", 0.0))
-        self.compiler = {k: float(v) for k, v in (candidate.get("compiler") or {}).items()}
+        # Written by the candidate's worker after its module ran: read as numbers or not at all.
+        self.seconds["precompile"] = roles.numbers(candidate.get("seconds")).get("precompile", 0.0)
+        self.compiler = roles.numbers(candidate.get("compiler"))
         self.seconds["load"] = perf_counter() - started - self.seconds["precompile"]
         incumbent = replies.get("incumbent")
         if incumbent is not None and not incumbent.get("ok"):

@@ -92,22 +92,20 @@ class RemoteRole:
         header, payload = self.request({"op": "call", **command}, timeout_s, max_payload)
         failure = header.get("failure")
         if failure is not None:
-            return Reply(str(failure), seconds=_number(header.get("seconds")) or 0.0)
+            return Reply(str(failure), seconds=number(header.get("seconds")) or 0.0)
         try:
             outputs = _rebuild(header, payload)
         except (channel.ChannelError, KeyError, TypeError, ValueError) as exc:
             self.kill()
             raise WorkerLost(f"sent outputs the harness cannot read ({exc})") from None
-        return Reply(None, _number(header.get("us")), _number(header.get("seconds")) or 0.0, outputs)
+        return Reply(None, number(header.get("us")), number(header.get("seconds")) or 0.0, outputs)
 
     def diagnostics(self, timeout_s: float = 10.0) -> tuple[str | None, dict[str, float]]:
         """The worker's timer: its kind and how its harness behaved (numbers only)."""
         with contextlib.suppress(WorkerLost):
             header, _ = self.request({"op": "diagnostics"}, timeout_s)
             timer, kind = header.get("timer"), header.get("kind")
-            numbers = {str(k): float(v) for k, v in timer.items() if _number(v) is not None} \
-                if isinstance(timer, dict) else {}
-            return (str(kind) if kind else None), numbers
+            return (str(kind) if kind else None), numbers(timer)
         return None, {}
 
     def close(self) -> None:
@@ -145,7 +143,14 @@ class RemoteRole:
         return f"its process exited with code {os.WEXITSTATUS(status)}"
 
 
-def _number(value: object) -> float | None:
+def numbers(value: object) -> dict[str, float]:
+    """The finite numbers of a mapping a worker sent (anything else in it dropped)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(key): found for key, item in value.items() if (found := number(item)) is not None}
+
+
+def number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
