@@ -135,12 +135,12 @@ class RemoteRole:
         try:
             _, status = os.waitpid(self.pid, 0)
         except ChildProcessError:
-            return "its process ended"
+            return "died"
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            return f"its process was killed by signal {sig} ({name})"
-        return f"its process exited with code {os.WEXITSTATUS(status)}"
+            return f"died: killed by signal {sig} ({name})"
+        return f"died: exited with code {os.WEXITSTATUS(status)}"
 
 
 def numbers(value: object) -> dict[str, float]:
