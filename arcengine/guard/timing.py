@@ -317,6 +317,13 @@ class ActivityLog:
         taken, self._records = self._records, []
         return taken
 
+    def close(self) -> None:
+        """Stop recording (a timer that could not use the records falls back to events)."""
+        kinds = self._cupti.ActivityKind
+        for kind in (kinds.CONCURRENT_KERNEL, kinds.MEMCPY, kinds.MEMSET, kinds.CONTEXT):
+            with contextlib.suppress(Exception):
+                self._cupti.activity_disable(kind)
+
 
 class CuptiTimer(_CudaTimerBase):
     """The call's time from CUPTI's activity records: from the earliest start to the latest end of every kernel,
@@ -331,7 +338,10 @@ class CuptiTimer(_CudaTimerBase):
         self.flush_us = 0.0  # the slowest read of the records, for the record
         self._prepare()  # the head start is the preparation's last launch: its kernel is the marker
         self.sync()
-        last = max(self._log.take(), key=lambda record: record.correlation)
+        records = self._log.take()
+        if not records:
+            raise RuntimeError("CUPTI recorded none of the harness's own kernels")
+        last = max(records, key=lambda record: record.correlation)
         self._marker, self._closed_at = last.name, last.correlation
 
     def time(self, fn: Fn, args: Sequence[object]) -> Timed:
@@ -367,13 +377,16 @@ def make_timer(device: torch.device) -> Timer:
     """CUPTI's records where cupti-python is installed, else events around a device-wide synchronise."""
     if device.type != "cuda":
         return CpuTimer()
+    log = None
     try:
         log = ActivityLog()
-    except Exception as exc:  # no cupti-python, or no CUPTI library for this driver: say so in the record
+        return CuptiTimer(device, log=log)
+    except Exception as exc:  # no cupti-python, no CUPTI for this driver, or no records: say so in the record
+        if log is not None:
+            log.close()
         timer = EventTimer(device)
         timer.kind = f"events (CUPTI unavailable: {type(exc).__name__}: {str(exc)[:120]})"
         return timer
-    return CuptiTimer(device, log=log)
 
 
 # ---------------------------------------------------------------- interleaved loop
