@@ -260,8 +260,9 @@ def call_span(batch: Sequence[Activity], marker: str, closed_before: int) -> Spa
     A batch holds, in launch order: the harness's own work since the previous call (the inputs, the checks,
     the copies of the outputs, the L2 flush), its head-start marker kernel, the call's launches, and a closing
     marker kernel. The call is everything launched between the first and the last marker, on any stream: its
-    time runs from the earliest start to the latest end, so work on a stream that never waited, which may
-    start during the head start, counts from its own start. A record launched before the previous call's
+    time runs from the end of the head start (or the earliest start, if earlier) to the latest end, so work on
+    a stream that never waited, which may start during the head start, counts from its own start, and a host
+    that launches after the head start is over is waited for. A record launched before the previous call's
     closing marker (``closed_before``) that shows up only now ran outside its call: it outlived the
     synchronise that ended it (another context), and is stray.
     """
@@ -275,8 +276,12 @@ def call_span(batch: Sequence[Activity], marker: str, closed_before: int) -> Spa
     late = sorted({record.name for record in ordered[:first] if record.correlation < closed_before})
     stray = f"GPU work ran outside its call ({', '.join(late)[:200]})" if late else None
     calls = ordered[first + 1:last]
-    us = (max(r.end for r in calls) - min(r.start for r in calls)) / 1e3 if calls else 0.0
-    return Span(us, stray, ordered[last].correlation)
+    if not calls:
+        return Span(0.0, stray, ordered[last].correlation)
+    # The GPU is the call's from the end of the head start: if its launches come later (a host slower than the
+    # head start, computing on the CPU, say), the GPU waits on it, and that wait is the call's.
+    start = min(ordered[first].end, *(r.start for r in calls))
+    return Span((max(r.end for r in calls) - start) / 1e3, stray, ordered[last].correlation)
 
 
 ACTIVITY_BUFFER_BYTES = 1 << 20
@@ -326,8 +331,8 @@ class ActivityLog:
 
 
 class CuptiTimer(_CudaTimerBase):
-    """The call's time from CUPTI's activity records: from the earliest start to the latest end of every kernel,
-    copy and set it launched, on any stream (see ``call_span``). No event, tail or statistical rule: a call
+    """The call's time from CUPTI's activity records: from the end of the head start (or its earliest start) to
+    the latest end of every kernel, copy and set it launched, on any stream (see ``call_span``). No event, tail or statistical rule: a call
     cannot hide work from it, and neither the host's launch latency nor its wake-up is in it."""
 
     kind = "cupti"

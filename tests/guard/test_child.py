@@ -301,6 +301,9 @@ def test_call_span_counts_every_stream_from_the_earliest_start_to_the_latest_end
     assert timing.call_span(batch, "spin", closed_before=10) == (340.0, None, 17)
     alone = [record for record in batch if record.name != "side_kernel"]
     assert timing.call_span(alone, "spin", closed_before=10) == (10.0, None, 17)
+    # A host slower than the head start (computing on the CPU, say): the GPU waited from 140 to 300 for it.
+    late = [*batch[:4], _activity("main_kernel", 300, 310, 15), batch[-1]]
+    assert timing.call_span(late, "spin", closed_before=10) == (170.0, None, 17)
 
 
 def test_call_span_flags_work_that_finished_after_its_call_was_over() -> None:
