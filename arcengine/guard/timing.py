@@ -332,8 +332,9 @@ class ActivityLog:
 
 class CuptiTimer(_CudaTimerBase):
     """The call's time from CUPTI's activity records: from the end of the head start (or its earliest start) to
-    the latest end of every kernel, copy and set it launched, on any stream (see ``call_span``). No event, tail or statistical rule: a call
-    cannot hide work from it, and neither the host's launch latency nor its wake-up is in it."""
+    the latest end of every kernel, copy and set it launched, on any stream (see ``call_span``). No event, tail
+    or statistical rule: a call cannot hide work from it, and neither the host's launch latency nor its wake-up
+    is in it."""
 
     kind = "cupti"
 
