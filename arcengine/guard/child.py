@@ -37,12 +37,7 @@ from arcengine.guard.roles import RemoteRole, WorkerLost
 from arcengine.guard.timing import CallError, TimingConfig
 from arcengine.guard.worker import load_module, make_inputs
 
-MODULE_NAMES = {
-    "reference": "arcengine_guard_reference",
-    "candidate": "arcengine_guard_candidate",
-    "incumbent": "arcengine_guard_incumbent",
-}
-WORKER_ROLES = ("reference", "candidate", "incumbent")
+WORKER_ROLES = ("reference", *worker.ROLE_MODULES)
 # Where a child's time goes: loading, waiting for its compiler and for its turn on the device (gated children),
 # compiling at first calls, checking, timing.
 PHASES = ("load", "precompile", "wait", "compile", "correctness", "timing")
@@ -279,7 +274,7 @@ class Evaluation:
         self.device = resolve_device(self.spec.device)
         self.device_info = ceilings.device_info(self.device)
         try:
-            self.reference = load_module(self.spec.reference, MODULE_NAMES["reference"])
+            self.reference = load_module(self.spec.reference, worker.REFERENCE_MODULE)
         except BaseException as exc:
             raise HarnessError(f"reference failed to import: {describe_exception(exc)}") from exc
         for name in ("make_inputs", "run"):
@@ -397,7 +392,7 @@ class Evaluation:
         try:
             reply = self.candidate.call(command, limit, roles.max_payload(expected))
         except WorkerLost as lost:
-            return roles.Reply(f"the candidate {_with_allowance(str(lost), first)}")
+            return roles.Reply(f"the candidate {_with_allowance(lost, first)}")
         if first:
             self.compiled.add(workload.index)
             self.seconds["compile"] = self.seconds.get("compile", 0.0) + reply.seconds
@@ -471,7 +466,7 @@ class Evaluation:
             try:
                 reply = self.workers[role].call(command, limit, roles.max_payload(like))
             except WorkerLost as lost:
-                raise CallError(role, _with_allowance(str(lost), first)) from None
+                raise CallError(role, _with_allowance(lost, first)) from None
             if reply.failure is not None or reply.us is None:
                 if role != "candidate":
                     raise CallError(role, reply.failure or "no time reported")
@@ -545,11 +540,11 @@ class Evaluation:
         }
 
 
-def _with_allowance(reason: str, first: bool) -> str:
+def _with_allowance(lost: WorkerLost, first: bool) -> str:
     """A hang's reason says when its limit held a first call's compile allowance."""
-    if first and "did not return" in reason:
-        return f"{reason}; a first call on this workload, {COMPILE_ALLOWANCE_S:.0f} s of it allowed for compilation"
-    return reason
+    if first and lost.hung:
+        return f"{lost}; a first call on this workload, {COMPILE_ALLOWANCE_S:.0f} s of it allowed for compilation"
+    return str(lost)
 
 
 # ---------------------------------------------------------------- profile mode

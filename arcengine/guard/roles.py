@@ -26,7 +26,11 @@ EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
 
 
 class WorkerLost(Exception):
-    """The worker died, hung or broke the protocol; the message says which."""
+    """The worker died, hung or broke the protocol; the message says which, and ``hung`` whether it hung."""
+
+    def __init__(self, message: str, hung: bool = False) -> None:
+        super().__init__(message)
+        self.hung = hung
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ class RemoteRole:
             header, payload = channel.receive(self.sock, timeout_s, max_payload)
         except channel.ChannelTimeout:
             self.kill()
-            raise WorkerLost(f"did not return within {timeout_s:.0f} s (hung; its process was killed)") from None
+            raise WorkerLost(f"did not return within {timeout_s:.0f} s (hung; its process was killed)",
+                             hung=True) from None
         except channel.ChannelClosed:
             raise WorkerLost(self.death_reason()) from None
         except channel.ChannelError as exc:
