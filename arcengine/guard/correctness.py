@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import copy
-import inspect
 import math
 import operator
 import random
@@ -347,7 +346,9 @@ class HarnessSeal:
 
     def watch_class(self, cls: type) -> None:
         for name in dir(cls):
-            value = inspect.getattr_static(cls, name, _MISSING)
+            # Read through the MRO only, as the check does: dir() also lists what a metaclass lends (an Enum's
+            # __contains__), which no class in the MRO holds.
+            value = _current(_Watch("", cls, name, None, True))
             if value is not _MISSING:
                 self._add(_Watch(f"{cls.__qualname__}.{name}", cls, name, value, True, _code(value)))
 
@@ -439,7 +440,7 @@ def _code(value: object) -> object:
 
 
 def _current(watch: _Watch) -> object:
-    """What inspect.getattr_static finds now: on a class, the first class in the MRO that defines the name."""
+    """What the watched name resolves to now: on a class, from the first class in the MRO that defines it."""
     if watch.static:
         for klass in watch.owner.__mro__:  # type: ignore[attr-defined]
             namespace = klass.__dict__

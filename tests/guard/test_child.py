@@ -639,6 +639,22 @@ def test_seal_sees_a_base_method_shadowed_on_a_subclass_and_forgives_a_harmless_
     assert "now" in (seal.broken() or "")
 
 
+def test_seal_of_a_module_holding_an_enum_is_intact_until_a_member_method_changes() -> None:
+    # CUPTI's module holds enums: dir() of an Enum class lists what its metaclass lends (__contains__), which no
+    # class in its MRO holds; watching those made every seal with cupti loaded report a patch on the H200.
+    import enum
+    import types
+
+    module = types.ModuleType("harness_under_test")
+    module.Result = enum.IntEnum("Result", "SUCCESS ERROR")  # type: ignore[attr-defined]
+    module.Result.__module__ = module.__name__
+    seal = correctness.HarnessSeal()
+    seal.watch_module(module)
+    assert seal.broken() is None
+    module.Result.__str__ = lambda self: "SUCCESS"  # type: ignore[attr-defined]
+    assert "Result.__str__" in (seal.broken() or "")
+
+
 def test_a_call_that_hangs_is_judged_at_its_own_limit_not_the_childs(tmp_path: Path) -> None:
     # Right through correctness, then a call that never returns: the worker is killed at the call's limit (the
     # floor, the reference being fast) with the reason, and the judge writes the verdict.
