@@ -4,6 +4,7 @@
 # (pip install 'arcengine[cuda]'); writes under ${OUT:-bench/out}. Where the tree has no .git, set ARCENGINE_COMMIT.
 set -uo pipefail
 OUT=${OUT:-bench/out}
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the bench scripts import arcengine from this tree
 mkdir -p "$OUT"
 if ! python3 -c "import cupti.cupti" 2>/dev/null; then
   echo "cupti-python is not importable: the guard would time with events, not CUPTI's records" >&2

@@ -10,13 +10,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def commit() -> str | None:
-    """HEAD of the checkout (with "+dirty" when tracked files differ from it), else ARCENGINE_COMMIT from the
-    environment (a copy of the tree without its .git, as on a lent GPU machine), else None."""
+    """ARCENGINE_COMMIT from the environment where it is set (a copy of the tree whose .git is absent or stale, as
+    on a lent GPU machine: its HEAD need not be the tree's), else HEAD of the checkout (with "+dirty" when tracked
+    files differ from it), else None."""
+    if os.environ.get("ARCENGINE_COMMIT"):
+        return os.environ["ARCENGINE_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True,
                               timeout=10).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
                                capture_output=True, text=True, check=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return os.environ.get("ARCENGINE_COMMIT") or None
+        return None
     return f"{head}+dirty" if dirty else head
