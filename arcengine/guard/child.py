@@ -23,7 +23,7 @@ import os
 import random
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from time import perf_counter
 from types import ModuleType
@@ -442,42 +442,48 @@ class Evaluation:
         return None
 
     def _measure(self, workload: Workload) -> timing.Measure:
-        """Fresh inputs for every timed call (seeds no correctness case uses): the reference is timed here, the
-        others in their workers, and every candidate output is checked against the reference run afterwards
-        on the same inputs, so neither an address- or value-keyed cache nor a kernel that degrades after a
-        few calls survives timing. The seal is checked after a random share of the candidate's calls."""
+        """Fresh inputs for every timed call (seeds no correctness case uses): every role is timed in its
+        worker. The judge audits each of the candidate's calls once its reply is in, so the call cannot know
+        what will be looked at: its inputs unchanged, the seal intact (after a random share of the calls), and
+        its outputs at positions drawn then, against the reference run on the same inputs. A cache, a replay or
+        a kernel that degrades after a few calls fails on the first call it gets wrong."""
         base = self.input_salt + _POOL_SEED_BASE + 100_003 * workload.index
-        audits = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:seal:{workload.index}")
-        expected_like: list[object] = []
+        audits = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:audit:{workload.index}")
         started: set[str] = set()
 
         def measure(role: str, call: int, warm: bool) -> timing.Measured:
             seed = base + call
-            if not expected_like:  # the reference's outputs, for what a reply may weigh
-                expected_like.append(self._reference_run(self._make_inputs(workload, seed)))
+            candidate = role == "candidate"
             command = {"workload": workload.index, "seed": seed, "distribution": "normal", "timed": True,
-                       "seal": role == "candidate" and audits.random() < SEAL_AUDIT_SHARE,
-                       "ship": role == "candidate", "check_inputs": role == "candidate"}
+                       "hold": candidate, "ship": False, "check_inputs": candidate}
             # A role's first call here may compile, but for the candidate's: it ran these shapes in correctness.
-            first = role not in started and role != "candidate"
+            first = role not in started and not candidate
             started.add(role)
             limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
-            like = expected_like[0] if expected_like else None
             try:
-                reply = self.workers[role].call(command, limit, roles.max_payload(like))
+                reply = self.workers[role].call(command, limit, 1 << 20)
+                if reply.failure is None and candidate:
+                    reply = self._audit(workload, seed, limit, audits)
             except WorkerLost as lost:
                 raise CallError(role, _with_allowance(lost, first)) from None
             if reply.failure is not None or reply.us is None:
-                if role != "candidate":
+                if not candidate:  # the reference is the truth, the incumbent passed before: only times count
                     raise CallError(role, reply.failure or "no time reported")
                 return timing.Measured(0.0, reply.failure or "no time reported")
-            if role != "candidate":  # the reference is the truth, the incumbent passed before: only times count
-                return timing.Measured(reply.us)
-            expected = self._reference_run(self._make_inputs(workload, seed))
-            comparison = correctness.compare_outputs(self._on_device(reply.outputs), expected, self.spec.tolerance)
-            return timing.Measured(reply.us, comparison.failure)
+            return timing.Measured(reply.us)
 
         return measure
+
+    def _audit(self, workload: Workload, seed: int, limit: float, audits: random.Random) -> roles.Reply:
+        """The candidate's last call audited: its conduct, then its outputs against the reference's, sampled."""
+        sample, seal = audits.getrandbits(62), audits.random() < SEAL_AUDIT_SHARE
+        expected = self._reference_run(self._make_inputs(workload, seed))
+        reply = self.candidate.audit(limit, roles.max_payload(correctness.sample_output(expected, sample)),
+                                     sample, seal)
+        if reply.failure is not None:
+            return reply
+        return replace(reply, failure=correctness.compare_samples(
+            self._on_device(reply.outputs), expected, sample, self.spec.tolerance).failure)
 
     def _record_times(self, record: WorkloadRecord, measured: timing.Interleaved) -> None:
         record.time_us = measured.median_us("candidate")
@@ -501,6 +507,8 @@ class Evaluation:
         """A worker's outputs, rebuilt on the CPU, moved where the reference's are for the comparison."""
         if isinstance(outputs, tuple):
             return tuple(self._on_device(item) for item in outputs)
+        if isinstance(outputs, correctness.Sample):
+            return replace(outputs, values=outputs.values.to(self.device))
         return outputs.to(self.device) if isinstance(outputs, torch.Tensor) else outputs
 
     def _reference_run(self, inputs: Sequence[object]) -> object:

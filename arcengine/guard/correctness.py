@@ -232,6 +232,53 @@ def _type_name(value: object) -> str:
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
+# ---------------------------------------------------------------- sampled outputs (timing's audits)
+
+AUDIT_ELEMENTS = 1 << 16  # elements of each output tensor an audit compares
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Some elements of an output tensor, flattened, and the tensor's own shape."""
+
+    values: torch.Tensor
+    shape: tuple[int, ...]
+
+
+def sample_output(value: object, seed: int, count: int = AUDIT_ELEMENTS) -> object:
+    """A return value with each plain tensor replaced by a Sample of ``count`` elements (all of them, when it has
+    no more) at positions drawn from ``seed``: the same positions for the reference's output as for the
+    candidate's, and positions the candidate could not know when it ran."""
+    if isinstance(value, tuple | list):
+        return tuple(sample_output(item, seed + i, count) for i, item in enumerate(value))
+    if not isinstance(value, torch.Tensor):
+        return value
+    flat = value.detach().reshape(-1)
+    if flat.numel() > count:
+        positions = torch.randint(flat.numel(), (count,), generator=torch.Generator().manual_seed(seed))
+        flat = flat[positions.to(flat.device)]
+    return Sample(flat.contiguous(), tuple(value.shape))
+
+
+def compare_samples(out: object, ref: object, seed: int, tol: Tolerance) -> Comparison:
+    """A sampled return value (see sample_output) against the reference's full one: shapes, then the values at
+    the sampled positions."""
+    ref_sample = sample_output(ref, seed)
+    outs = out if isinstance(out, tuple) else (out,)
+    refs = ref_sample if isinstance(ref_sample, tuple) else (ref_sample,)
+    for i, (o, r) in enumerate(zip(outs, refs, strict=False)):
+        if isinstance(o, Sample) and isinstance(r, Sample) and o.shape != r.shape:
+            label = "output" if len(refs) == 1 else f"output {i}"
+            return Comparison(f"{label} has shape {list(o.shape)}, expected {list(r.shape)}", math.inf, 0.0)
+    return compare_outputs(_values(out), _values(ref_sample), tol)
+
+
+def _values(value: object) -> object:
+    if isinstance(value, tuple):
+        return tuple(_values(item) for item in value)
+    return value.values if isinstance(value, Sample) else value
+
+
 # ---------------------------------------------------------------- allocator poisoning
 
 

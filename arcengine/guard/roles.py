@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from arcengine.guard import channel, worker
+from arcengine.guard import channel, correctness, worker
 
 EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
 
@@ -94,7 +94,13 @@ class RemoteRole:
         return header, payload
 
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
-        header, payload = self.request({"op": "call", **command}, timeout_s, max_payload)
+        return self._reply(*self.request({"op": "call", **command}, timeout_s, max_payload))
+
+    def audit(self, timeout_s: float, max_payload: int, sample: int, seal: bool) -> Reply:
+        """The conduct and sampled outputs (correctness.Sample) of the last call, made with ``hold``."""
+        return self._reply(*self.request({"op": "audit", "sample": sample, "seal": seal}, timeout_s, max_payload))
+
+    def _reply(self, header: Mapping[str, Any], payload: bytearray) -> Reply:
         failure = header.get("failure")
         if failure is not None:
             return Reply(str(failure), seconds=number(header.get("seconds")) or 0.0)
@@ -167,14 +173,25 @@ def _rebuild(header: Mapping[str, Any], payload: bytearray) -> object:
         raise channel.ChannelError("outputs that are not a list")
     metas = [entry["meta"] for entry in described if "tensor" in entry]
     tensors = iter(channel.unpack_tensors(metas, payload))
-    items = [next(tensors) if "tensor" in entry else entry["value"] for entry in described]
+    items = [_tensor(entry, next(tensors)) if "tensor" in entry else entry["value"] for entry in described]
     if header.get("single") and len(items) == 1:
         return items[0]
     return tuple(items)
 
 
+def _tensor(entry: Mapping[str, Any], tensor: torch.Tensor) -> object:
+    """A tensor as sent, or the Sample it stands for."""
+    if "sampled_from" not in entry:
+        return tensor
+    shape = entry["sampled_from"]
+    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+        raise channel.ChannelError("a sample of a shape that is not one")
+    return correctness.Sample(tensor, tuple(shape))
+
+
 def max_payload(expected: object) -> int:
     """What a reply may weigh: the reference's outputs, with room for a wrong dtype, plus headroom."""
     items = expected if isinstance(expected, tuple | list) else (expected,)
-    nbytes = sum(t.numel() * t.element_size() for t in items if isinstance(t, torch.Tensor))
+    tensors = [item.values if isinstance(item, correctness.Sample) else item for item in items]
+    nbytes = sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
     return 8 * nbytes + (1 << 20)

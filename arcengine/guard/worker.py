@@ -27,10 +27,10 @@ import socket
 import struct
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import torch
 import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the seal's baseline has it
@@ -99,6 +99,16 @@ def sync(device: torch.device) -> None:
 # ---------------------------------------------------------------- the worker's side
 
 
+class _Held(NamedTuple):
+    """A timed call whose checks wait for the judge's word."""
+
+    out: object
+    inputs: Sequence[object]
+    pristine: list[object] | None  # the inputs' snapshot, where the judge asked for one
+    us: float | None
+    seconds: float
+
+
 class Worker:
     """Serves the judge's commands until told to exit; every answer is one message."""
 
@@ -114,6 +124,7 @@ class Worker:
         self.threads_before: set[int | None] = set()
         self.thread_count_before = 0
         self.timer: timing.Timer | None = None
+        self.held: _Held | None = None
 
     def serve(self) -> None:
         while True:
@@ -124,7 +135,8 @@ class Worker:
             op = command.get("op")
             if op == "exit":
                 return
-            handler = {"load": self.load, "call": self.call, "diagnostics": self.diagnostics}.get(str(op))
+            handler = {"load": self.load, "call": self.call, "audit": self.audit,
+                       "diagnostics": self.diagnostics}.get(str(op))
             if handler is None:
                 channel.send(self.sock, {"failure": f"unknown command {op!r}"})
                 continue
@@ -200,8 +212,12 @@ class Worker:
     # ------------------------------------------------------------ calls
 
     def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        """One call on the inputs of (workload, seed, distribution): its time, its conduct and its outputs."""
+        """One call on the inputs of (workload, seed, distribution): its time, its conduct and its outputs.
+
+        With ``hold`` the reply carries the time alone; the call's conduct and outputs wait for ``audit``, which
+        the judge sends, or not, once it has the reply: the call cannot know whether it will be checked."""
         assert self.reference is not None and self.run is not None
+        self.held = None  # the previous call's outputs, if the judge did not ask for them
         axes = self.workloads[int(command["workload"])]
         inputs = make_inputs(self.reference, axes, int(command["seed"]), str(command["distribution"]), self.device)
         # The snapshot costs a copy of every input (and GPU work CUPTI must read back): the judge asks for it
@@ -230,16 +246,35 @@ class Worker:
         except BaseException as exc:
             return {"failure": f"CUDA error after the {self.role}'s call: {describe_exception(exc)}"}, []
         seconds = perf_counter() - started
-        failure = stray or (correctness.verify_inputs(inputs, pristine) if pristine is not None else None)
-        if failure is None and command.get("seal"):
+        if stray is not None:
+            return {"failure": stray}, []
+        if command.get("hold"):
+            self.held = _Held(out, inputs, pristine, us, seconds)
+            return {"us": us, "seconds": seconds, "failure": None, "outputs": [], "single": False}, []
+        return self._conduct(_Held(out, inputs, pristine, us, seconds), bool(command.get("seal")),
+                             bool(command.get("ship", True)))
+
+    def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        """The held call's conduct (its inputs unchanged; the seal intact, where asked) and its outputs: with
+        ``sample``, the elements at the positions that seed draws (see correctness.sample_output)."""
+        held, self.held = self.held, None
+        if held is None:
+            return {"failure": "the harness asked to audit a call that is not held"}, []
+        sample = command.get("sample")
+        return self._conduct(held, bool(command.get("seal")), True, int(sample) if sample is not None else None)
+
+    def _conduct(self, held: _Held, seal: bool, ship: bool,
+                 sample: int | None = None) -> tuple[dict[str, Any], list[memoryview]]:
+        failure = correctness.verify_inputs(held.inputs, held.pristine) if held.pristine is not None else None
+        if failure is None and seal:
             failure = self.tampering()
         if failure is not None:
             return {"failure": failure}, []
-        if not command.get("ship", True):
-            return {"us": us, "seconds": seconds, "failure": None, "outputs": [], "single": False}, []
-        outputs, payload, failure = _ship(out, self.device)
-        header: dict[str, Any] = {"us": us, "seconds": seconds, "failure": failure, "outputs": outputs,
-                                  "single": not isinstance(out, tuple | list)}
+        if not ship:
+            return {"us": held.us, "seconds": held.seconds, "failure": None, "outputs": [], "single": False}, []
+        outputs, payload, failure = _ship(held.out, self.device, sample)
+        header: dict[str, Any] = {"us": held.us, "seconds": held.seconds, "failure": failure, "outputs": outputs,
+                                  "single": not isinstance(held.out, tuple | list)}
         return header, payload
 
     def tampering(self) -> str | None:
@@ -284,8 +319,10 @@ def _quiet_tqdm() -> None:
     tqdm.monitor_interval = 0
 
 
-def _ship(out: object, device: torch.device) -> tuple[list[dict[str, Any]], list[memoryview], str | None]:
-    """The outputs as the judge will rebuild them: plain tensors on this worker's device, or plain numbers."""
+def _ship(out: object, device: torch.device,
+          sample: int | None = None) -> tuple[list[dict[str, Any]], list[memoryview], str | None]:
+    """The outputs as the judge will rebuild them: plain tensors on this worker's device (or, with ``sample``,
+    their elements at the positions it draws, and their shapes), or plain numbers."""
     items = list(out) if isinstance(out, tuple | list) else [out]
     described: list[dict[str, Any]] = []
     tensors: list[torch.Tensor] = []
@@ -294,8 +331,14 @@ def _ship(out: object, device: torch.device) -> tuple[list[dict[str, Any]], list
         if type(item) is torch.Tensor:  # subclasses can override comparisons and __torch_function__
             if item.device != device:
                 return [], [], f"{label} is on {item.device}, expected {device}"
-            described.append({"tensor": len(tensors)})
-            tensors.append(item)
+            if sample is None:
+                described.append({"tensor": len(tensors)})
+                tensors.append(item)
+            else:
+                drawn = correctness.sample_output(item, sample + i)
+                assert isinstance(drawn, correctness.Sample)
+                described.append({"tensor": len(tensors), "sampled_from": list(drawn.shape)})
+                tensors.append(drawn.values)
         elif item is None or type(item) in (bool, int, float, str):
             described.append({"value": item})
         else:

@@ -190,6 +190,24 @@ def test_compare_outputs_structure() -> None:
     assert "output 1:" in compare_outputs((a, a), (a, b), TOL).failure
 
 
+def test_an_audit_compares_the_sampled_positions_and_the_full_shape() -> None:
+    ref, seed = torch.randn(300, 500), 12345
+    sample = correctness.sample_output
+    assert correctness.compare_samples(sample(ref.clone(), seed), ref, seed, TOL).ok
+    assert not correctness.compare_samples(sample(ref, seed + 1), ref, seed, TOL).ok  # the seed picks the positions
+    unwritten = ref.clone()
+    unwritten[:30] = 0  # a tenth of the rows
+    assert "of elements within" in (correctness.compare_samples(sample(unwritten, seed), ref, seed, TOL).failure or "")
+    reshaped = ref.reshape(500, 300)  # every element in its flat place, in another shape
+    failure = correctness.compare_samples(sample(reshaped, seed), ref, seed, TOL).failure
+    assert failure == "output has shape [500, 300], expected [300, 500]"
+    short = sample(torch.randn(7), seed)
+    assert isinstance(short, correctness.Sample) and short.values.numel() == 7  # no more than it has
+    pair = (ref, 3)
+    assert correctness.compare_samples(sample(pair, seed), pair, seed, TOL).ok
+    assert "output 1 is 4" in (correctness.compare_samples(sample((ref, 4), seed), pair, seed, TOL).failure or "")
+
+
 def test_inputs_snapshot_and_verify() -> None:
     x = torch.tensor([1.0, float("nan"), 3.0])
     snapshot = correctness.snapshot_inputs([x, 4])
@@ -389,6 +407,22 @@ def test_zeros_candidate_fails_on_matched_ratio(tmp_path: Path) -> None:
 def test_unwritten_output_fails(tmp_path: Path) -> None:
     result = _evaluate(tmp_path, "import torch\ndef run(x):\n    return torch.empty_like(x)\n")
     _assert_fails(result, "workload 0")
+
+
+def test_a_candidate_wrong_only_in_timing_fails_on_its_first_wrong_call(tmp_path: Path) -> None:
+    # Right through correctness (at most six calls here), then every element in place but the shape wrong: the
+    # audit that follows each timed call, on positions drawn after it returned, sees it.
+    candidate = """
+    calls = [0]
+
+    def run(x):
+        calls[0] += 1
+        out = x * 2
+        return out if calls[0] <= 6 else out.reshape(out.shape[1], out.shape[0])
+    """
+    result = _evaluate(tmp_path, candidate)
+    _assert_fails(result, "output has shape [300, 3], expected [3, 300]")
+    assert "warm-up call of the candidate" in result["failure"] or "on a timed call" in result["failure"]
 
 
 def test_input_modifying_candidate_fails(tmp_path: Path) -> None:
@@ -707,6 +741,26 @@ def test_a_reply_the_workers_harness_did_not_write_is_refused() -> None:
     command, _ = channel.receive(worker_end, 5.0)
     channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "outputs": []})
     assert remote.finish(5.0)[0]["us"] == 1.0
+    worker_end.close()
+    judge_end.close()
+
+
+def test_a_sample_of_a_shape_that_is_not_one_is_refused() -> None:
+    judge_end, worker_end = socket.socketpair()
+    remote = RemoteRole("candidate", os.getpid(), judge_end)
+    remote.kill = lambda: None  # type: ignore[method-assign]  # the test's own process stands in for the worker
+    meta, payload = channel.pack_tensors([torch.ones(4)])
+    for shape, readable in (([2, 2], True), ("2x2", False), ([2, -2], False), ([2.0, 2], False)):
+        remote.begin({"op": "audit"})
+        command, _ = channel.receive(worker_end, 5.0)
+        channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "single": True,
+                                  "outputs": [{"tensor": 0, "meta": meta[0], "sampled_from": shape}]}, payload)
+        if readable:
+            reply = remote._reply(*remote.finish(5.0, 1 << 20))
+            assert reply.outputs == correctness.Sample(reply.outputs.values, (2, 2))  # type: ignore[union-attr]
+        else:
+            with pytest.raises(WorkerLost, match="cannot read"):
+                remote._reply(*remote.finish(5.0, 1 << 20))
     worker_end.close()
     judge_end.close()
 
