@@ -49,7 +49,8 @@ def verdict_json(decided: CandidateDecided) -> dict[str, Any]:
         "confirmed": decided.confirmed,
         "workloads": [
             {"axes": w.axes, "held_out": w.held_out, "correct": w.correct, "time_us": w.time_us,
-             "ref_time_us": w.ref_time_us, "speedup": w.speedup, "sol_score": w.sol_score, "failure": w.failure}
+             "ref_time_us": w.ref_time_us, "speedup": w.speedup, "sol_score": w.sol_score, "failure": w.failure,
+             "harness": w.harness}  # how the timer and the workers behaved: head start, record reads, costs
             for w in decided.workloads
         ],
         "device": decided.device,

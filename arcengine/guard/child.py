@@ -422,6 +422,7 @@ class Evaluation:
     def _time_workload(self, workload: Workload, record: WorkloadRecord) -> str | None:
         roles_now = list(self.workers)
         rng = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:{workload.index}")
+        started = perf_counter()
         try:
             measured = timing.time_interleaved(roles_now, self._measure(workload), self.spec.timing, rng)
         except CallError as exc:
@@ -438,7 +439,8 @@ class Evaluation:
         self._record_times(record, measured)
         self.timer_kind, reference_timer = self.workers["reference"].diagnostics()
         record.harness = {**reference_timer,
-                          **{f"candidate_{k}": v for k, v in self.candidate.diagnostics()[1].items()}}
+                          **{f"candidate_{k}": v for k, v in self.candidate.diagnostics()[1].items()},
+                          "timing_s": perf_counter() - started}
         return None
 
     def _measure(self, workload: Workload) -> timing.Measure:

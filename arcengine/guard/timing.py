@@ -342,6 +342,7 @@ class CuptiTimer(_CudaTimerBase):
         self._log = log if log is not None else ActivityLog()
         super().__init__(device, flusher)
         self.flush_us = 0.0  # the slowest read of the records, for the record
+        self.reads: list[float] = []  # every read's time, since the last diagnostics
         self._prepare()  # the head start is the preparation's last launch: its kernel is the marker
         self.sync()
         records = self._log.take()
@@ -360,13 +361,16 @@ class CuptiTimer(_CudaTimerBase):
         torch.cuda.synchronize()
         read = perf_counter()
         batch = self._log.take()
-        self.flush_us = max(self.flush_us, (perf_counter() - read) * 1e6)
+        self.reads.append((perf_counter() - read) * 1e6)
+        self.flush_us = max(self.flush_us, self.reads[-1])
         span = call_span(batch, self._marker, self._closed_at)
         self._closed_at = span.closed_at
         return Timed(span.us, out, span.stray)
 
     def diagnostics(self) -> dict[str, float]:
-        return {**super().diagnostics(), "activity_read_us": self.flush_us}
+        reads, self.reads = self.reads, []
+        return {**super().diagnostics(), "activity_read_us": self.flush_us,
+                "activity_read_median_us": statistics.median(reads) if reads else 0.0}
 
 
 def _persisting_l2_reset() -> Callable[[], object] | None:

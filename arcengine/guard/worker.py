@@ -125,6 +125,8 @@ class Worker:
         self.thread_count_before = 0
         self.timer: timing.Timer | None = None
         self.held: _Held | None = None
+        self.served: dict[str, float] = {}  # seconds spent on each kind of request since the last diagnostics
+        self.served_count: dict[str, int] = {}
 
     def serve(self) -> None:
         while True:
@@ -140,7 +142,11 @@ class Worker:
             if handler is None:
                 channel.send(self.sock, {"failure": f"unknown command {op!r}"})
                 continue
+            started = perf_counter()
             header, payload = handler(command)
+            kind = "timed_call" if op == "call" and command.get("timed") else str(op)
+            self.served[kind] = self.served.get(kind, 0.0) + perf_counter() - started
+            self.served_count[kind] = self.served_count.get(kind, 0) + 1
             channel.send(self.sock, {**header, "id": command.get("id")}, payload)
 
     # ------------------------------------------------------------ load
@@ -292,8 +298,14 @@ class Worker:
         return None
 
     def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        """The timer's kind and conduct, and what this worker's requests cost it since the last time asked (the
+        guard's own cost per call, for the record)."""
         timer = self.timer
-        return {"timer": timer.diagnostics() if timer else {}, "kind": timer.kind if timer else None}, []
+        served = {f"{kind}_us": 1e6 * seconds / self.served_count[kind] for kind, seconds in self.served.items()
+                  if kind in ("timed_call", "audit")}
+        self.served, self.served_count = {}, {}
+        return {"timer": {**(timer.diagnostics() if timer else {}), **served},
+                "kind": timer.kind if timer else None}, []
 
 
 def _seal(reference: ModuleType) -> correctness.HarnessSeal:
