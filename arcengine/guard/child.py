@@ -1,11 +1,12 @@
 """The guard's sandbox child: judges one candidate from a fresh process.
 
 Run as ``python -m arcengine.guard.child SPEC.json`` by the engine, with a private working directory, a
-scrubbed environment and its own process group. Before it reads its spec it forks a worker for the candidate
-and one for the incumbent (arcengine.guard.worker), so their memory holds nothing of the spec, the token that
-authenticates the result, or anything the judge records. The judge (this process) loads the reference,
-checks the candidate's outputs on every workload and seed, times the reference here and the candidate and the
-incumbent in their workers, interleaved, and writes one JSON result atomically at the end. Anything the
+scrubbed environment and its own process group. Before it reads its spec it forks a worker for each role, the
+reference, the candidate and the incumbent (arcengine.guard.worker), so their memory holds nothing of the spec,
+the token that authenticates the result, or anything the judge records. The judge (this process) loads the
+reference, checks the candidate's outputs on every workload and seed against the reference it runs itself,
+times every role in its worker, interleaved, audits each timed call of the candidate, and writes one JSON
+result atomically at the end. Anything the
 candidate does wrong, including crashing or hanging its worker, is a verdict in that file; only a dead judge
 leaves no file.
 

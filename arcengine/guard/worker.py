@@ -1,10 +1,11 @@
-"""A role worker: the process where one untrusted module (the candidate, or the incumbent) runs.
+"""A role worker: the process where one role's module (the reference, the candidate or the incumbent) runs.
 
-The judge (arcengine.guard.child) forks one worker per untrusted role before it reads its spec, so a worker
-holds nothing of the judge: no result path, no token, no reference outputs, no recorded times. The judge sends
-commands over a socket (arcengine.guard.channel); the worker loads its module, makes the inputs of a call from
-the seed it is given, calls, times its own call, checks its inputs and the harness seal, and sends back the
-time and the outputs' bytes. The judge compares them with the reference it ran itself, in its own process.
+The judge (arcengine.guard.child) forks one worker per role before it reads its spec, so a worker holds nothing
+of the judge: no result path, no token, no reference outputs, no recorded times. The judge sends commands over
+a socket (arcengine.guard.channel); the worker loads its module, makes the inputs of a call from the seed it is
+given, calls, times its own call, checks its inputs and the harness seal, and sends back the time and the
+outputs' bytes, or, for a held timed call, the time first and then, when the judge audits it, a sample of the
+outputs. The judge compares them with the reference it ran itself, in its own process.
 
 What stays trusted here is the worker's own harness: the timer of its own calls, the seal and the copy of its
 outputs. The gate keeps candidate code from reaching them (no frames, no dispatcher, no file descriptors),
