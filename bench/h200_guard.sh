@@ -2,17 +2,26 @@
 # Issue 24's H200 figures on the code as it stands: the whole adversarial catalogue, the guard's fidelity, and its
 # cost per candidate in a campaign. Run on the GPU machine from the repository root, with cupti-python installed
 # (pip install 'arcengine[cuda]'); writes under ${OUT:-bench/out}. Where the tree has no .git, set ARCENGINE_COMMIT.
+#   bash bench/h200_guard.sh [all|catalogue|fidelity|cost]    (one step per call fits a 10-minute slot)
 set -uo pipefail
 OUT=${OUT:-bench/out}
+STEP=${1:-all}
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the bench scripts import arcengine from this tree
 mkdir -p "$OUT"
 if ! python3 -c "import cupti.cupti" 2>/dev/null; then
   echo "cupti-python is not importable: the guard would time with events, not CUPTI's records" >&2
   exit 1
 fi
-python3 bench/adversarial.py "$OUT/guard-adversarial-h200.json" --device cuda --jobs "${JOBS:-6}" | tail -n 12
-python3 bench/fidelity.py rmsnorm "$OUT/guard-fidelity-h200.json" --repeats "${REPEATS:-10}" --device cuda
-python3 -m arcengine.cli run rmsnorm --agents 4 --budget "${BUDGET:-24}" --device cuda --plateau 1000 \
-  --out "$OUT/runs" --json > "$OUT/cost-rmsnorm-summary.json" 2> "$OUT/cost-rmsnorm-lines.txt"
-tail -n 3 "$OUT/cost-rmsnorm-lines.txt"
-python3 bench/guard_cost.py "$OUT/guard-cost-h200.json" "$OUT"/runs/*
+if [[ $STEP == all || $STEP == catalogue ]]; then
+  python3 bench/adversarial.py "$OUT/guard-adversarial-h200.json" --device cuda --jobs "${JOBS:-8}" | tail -n 12
+fi
+if [[ $STEP == all || $STEP == fidelity ]]; then
+  python3 bench/fidelity.py rmsnorm "$OUT/guard-fidelity-h200.json" --repeats "${REPEATS:-10}" --device cuda
+fi
+if [[ $STEP == all || $STEP == cost ]]; then
+  python3 -m arcengine.cli eval rmsnorm problems/rmsnorm/seed.py --device cuda --json > "$OUT/eval-rmsnorm-seed.json"
+  python3 -m arcengine.cli run rmsnorm --agents 4 --budget "${BUDGET:-24}" --device cuda --plateau 1000 \
+    --out "$OUT/runs" --json > "$OUT/cost-rmsnorm-summary.json" 2> "$OUT/cost-rmsnorm-lines.txt"
+  tail -n 3 "$OUT/cost-rmsnorm-lines.txt"
+  python3 bench/guard_cost.py "$OUT/guard-cost-h200.json" "$OUT"/runs/*
+fi

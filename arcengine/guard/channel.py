@@ -187,7 +187,7 @@ def pack_tensors(tensors: Sequence[torch.Tensor]) -> tuple[list[dict[str, Any]],
     return meta, parts
 
 
-def unpack_tensors(meta: Sequence[Mapping[str, Any]], payload: bytearray) -> list[torch.Tensor]:
+def unpack_tensors(meta: Sequence[Mapping[str, Any]], payload: bytearray | memoryview) -> list[torch.Tensor]:
     """The tensors ``pack_tensors`` sent, rebuilt on the CPU; ChannelError if the metadata does not fit."""
     tensors, offset = [], 0
     for item in meta:

@@ -23,6 +23,7 @@ import math
 import os
 import random
 import sys
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -43,7 +44,8 @@ WORKER_ROLES = ("reference", *worker.ROLE_MODULES)
 # compiling at first calls, checking, timing.
 PHASES = ("load", "precompile", "wait", "compile", "correctness", "timing")
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
-SEAL_AUDIT_SHARE = 0.25  # of the timed candidate calls, those after which the harness seal is checked
+SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks, those after which the harness seal is checked
+BLOCK_BYTES = 2 << 30  # what a block of timed calls may hold on the device (inputs, snapshots, outputs)
 
 
 class SpecError(ValueError):
@@ -445,48 +447,48 @@ class Evaluation:
         return None
 
     def _measure(self, workload: Workload) -> timing.Measure:
-        """Fresh inputs for every timed call (seeds no correctness case uses): every role is timed in its
-        worker. The judge audits each of the candidate's calls once its reply is in, so the call cannot know
-        what will be looked at: its inputs unchanged, the seal intact (after a random share of the calls), and
-        its outputs at positions drawn then, against the reference run on the same inputs. A cache, a replay or
-        a kernel that degrades after a few calls fails on the first call it gets wrong."""
-        base = self.input_salt + _POOL_SEED_BASE + 100_003 * workload.index
-        audits = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:audit:{workload.index}")
-        started: set[str] = set()
+        """Fresh inputs for every timed call (seeds no correctness case uses); every role is timed in its worker,
+        a block of calls per visit (see _Blocks). The judge audits each of the candidate's calls once the block's
+        reply is in, so no call can know what will be looked at: its inputs unchanged, the seal intact (after a
+        random share of the blocks), and its outputs at positions drawn then, against the reference run on the
+        same inputs. A cache, a replay or a kernel that degrades after a few calls fails on its first wrong call."""
+        return _Blocks(self, workload).measure
 
-        def measure(role: str, call: int, warm: bool) -> timing.Measured:
-            seed = base + call
-            candidate = role == "candidate"
-            command = {"workload": workload.index, "seed": seed, "distribution": "normal", "timed": True,
-                       "hold": candidate, "ship": False, "check_inputs": candidate}
-            # A role's first call here may compile, but for the candidate's: it ran these shapes in correctness.
-            first = role not in started and not candidate
-            started.add(role)
-            limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
-            try:
-                reply = self.workers[role].call(command, limit, 1 << 20)
-                if reply.failure is None and candidate:
-                    reply = self._audit(workload, seed, limit, audits)
-            except WorkerLost as lost:
-                raise CallError(role, _with_allowance(lost, first)) from None
-            if reply.failure is not None or reply.us is None:
+    def _time_block(self, workload: Workload, role: str, seeds: list[int], limit: float,
+                    audits: random.Random) -> list[timing.Measured]:
+        """One visit of a role: its block of calls timed, and the candidate's audited; CallError if another
+        role fails."""
+        candidate = role == "candidate"
+        command = {"workload": workload.index, "seeds": seeds, "hold": candidate, "check_inputs": candidate}
+        try:
+            timed = self.workers[role].time(command, limit * len(seeds))
+            measured = [timing.Measured(us) for us in timed.times]
+            if timed.failure is None and candidate:
+                measured = self._audit(workload, seeds, limit * len(seeds), audits, timed.times)
+            elif timed.failure is not None:
                 if not candidate:  # the reference is the truth, the incumbent passed before: only times count
-                    raise CallError(role, reply.failure or "no time reported")
-                return timing.Measured(0.0, reply.failure or "no time reported")
-            return timing.Measured(reply.us)
+                    raise CallError(role, timed.failure)
+                measured.append(timing.Measured(0.0, timed.failure))
+        except WorkerLost as lost:
+            raise CallError(role, _with_allowance(lost, limit > self.call_limit_s[workload.index])) from None
+        return measured
 
-        return measure
-
-    def _audit(self, workload: Workload, seed: int, limit: float, audits: random.Random) -> roles.Reply:
-        """The candidate's last call audited: its conduct, then its outputs against the reference's, sampled."""
-        sample, seal = audits.getrandbits(62), audits.random() < SEAL_AUDIT_SHARE
-        expected = self._reference_run(self._make_inputs(workload, seed))
-        reply = self.candidate.audit(limit, roles.max_payload(correctness.sample_output(expected, sample)),
-                                     sample, seal)
-        if reply.failure is not None:
-            return reply
-        return replace(reply, failure=correctness.compare_samples(
-            self._on_device(reply.outputs), expected, sample, self.spec.tolerance).failure)
+    def _audit(self, workload: Workload, seeds: list[int], limit: float, audits: random.Random,
+               times: list[float]) -> list[timing.Measured]:
+        """The candidate's block audited: per call its conduct, then its outputs against the reference's, sampled;
+        the calls up to the first that fails."""
+        samples = [audits.getrandbits(62) for _ in seeds]
+        expected = [self._reference_run(self._make_inputs(workload, seed)) for seed in seeds]
+        weight = max(roles.max_payload(correctness.sample_output(e, s)) for e, s in zip(expected, samples, strict=True))
+        replies = self.candidate.audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(seeds))
+        measured = []
+        for us, reply, want, sample in zip(times, replies, expected, samples, strict=False):
+            failure = reply.failure or correctness.compare_samples(
+                self._on_device(reply.outputs), want, sample, self.spec.tolerance).failure
+            measured.append(timing.Measured(us, failure))
+            if failure is not None:
+                break
+        return measured
 
     def _record_times(self, record: WorkloadRecord, measured: timing.Interleaved) -> None:
         record.time_us = measured.median_us("candidate")
@@ -549,6 +551,47 @@ class Evaluation:
             "timer": self.timer_kind,
             "input_salt": self.input_salt,
         }
+
+
+class _Blocks:
+    """The interleaved loop's view of one workload's timing: it asks for one call at a time, and each role's calls
+    are made a block at a time (``TimingConfig.block``, fewer where a block's inputs and outputs would weigh
+    too much), the block's times handed out one by one."""
+
+    def __init__(self, judge: Evaluation, workload: Workload) -> None:
+        self.judge, self.workload = judge, workload
+        self.audits = random.Random(f"{judge.spec.rng_seed}:{judge.input_salt}:audit:{workload.index}")
+        self.base = judge.input_salt + _POOL_SEED_BASE + 100_003 * workload.index
+        self.next_seed = 0
+        self.pending: dict[str, deque[timing.Measured]] = {}
+        self.started: set[str] = set()
+        self.size: int | None = None
+
+    def measure(self, role: str, call: int, warm: bool) -> timing.Measured:
+        queue = self.pending.setdefault(role, deque())
+        if not queue:
+            seeds = [self.base + self.next_seed + i for i in range(self._size())]
+            self.next_seed += len(seeds)
+            # A role's first block here may compile, but for the candidate's: it ran these shapes in correctness.
+            first = role not in self.started and role != "candidate"
+            self.started.add(role)
+            limit = self.judge.call_limit_s[self.workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
+            queue.extend(self.judge._time_block(self.workload, role, seeds, limit, self.audits))
+        return queue.popleft()
+
+    def _size(self) -> int:
+        if self.size is None:
+            self.size = self.judge.spec.timing.block
+            if self.size > 1:  # a held block keeps every call's inputs, their snapshot and its outputs alive
+                inputs = self.judge._make_inputs(self.workload, self.base)
+                outputs = self.judge._reference_run(inputs)
+                weight = 2 * _bytes(inputs) + _bytes(outputs if isinstance(outputs, tuple | list) else (outputs,))
+                self.size = max(1, min(self.size, BLOCK_BYTES // max(weight, 1)))
+        return self.size
+
+
+def _bytes(values: Sequence[object]) -> int:
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
 def _with_allowance(lost: WorkerLost, first: bool) -> str:

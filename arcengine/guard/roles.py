@@ -14,7 +14,7 @@ import math
 import os
 import signal
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,14 @@ class WorkerLost(Exception):
     def __init__(self, message: str, hung: bool = False) -> None:
         super().__init__(message)
         self.hung = hung
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A worker's answer to a block of timed calls."""
+
+    times: list[float]  # of the calls that ran well, in order
+    failure: str | None  # why the next one did not
 
 
 @dataclass(frozen=True)
@@ -96,11 +104,37 @@ class RemoteRole:
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
         return self._reply(*self.request({"op": "call", **command}, timeout_s, max_payload))
 
-    def audit(self, timeout_s: float, max_payload: int, sample: int, seal: bool) -> Reply:
-        """The conduct and sampled outputs (correctness.Sample) of the last call, made with ``hold``."""
-        return self._reply(*self.request({"op": "audit", "sample": sample, "seal": seal}, timeout_s, max_payload))
+    def time(self, command: Mapping[str, Any], timeout_s: float) -> Timed:
+        """A block of timed calls (see worker.Worker.time): the times of those that ran well, and why one did not."""
+        header, _ = self.request({"op": "time", **command}, timeout_s)
+        times = header.get("times")
+        if not isinstance(times, list) or any(number(us) is None or us < 0 for us in times):
+            self.kill()
+            raise WorkerLost("broke the harness's protocol (times that are not times)")
+        failure = header.get("failure")
+        return Timed([float(us) for us in times], str(failure) if failure is not None else None)
 
-    def _reply(self, header: Mapping[str, Any], payload: bytearray) -> Reply:
+    def audit(self, samples: Sequence[int], seal: bool, timeout_s: float, max_payload: int) -> list[Reply]:
+        """The held block's audit: per call, its conduct and its outputs' samples (correctness.Sample); a failing
+        call's Reply is the last."""
+        header, payload = self.request({"op": "audit", "samples": list(samples), "seal": seal}, timeout_s,
+                                       max_payload)
+        calls = header.get("calls")
+        if header.get("failure") is not None:
+            failed_at = header.get("failed_at")
+            count = failed_at if type(failed_at) is int and 0 <= failed_at < len(samples) else 0
+            return [*[Reply(None)] * count, Reply(str(header["failure"]))]
+        if not isinstance(calls, list) or len(calls) != len(samples):
+            self.kill()
+            raise WorkerLost("broke the harness's protocol (an audit of other calls)")
+        replies, offset = [], 0
+        for call in calls:
+            size = _payload_bytes(call)
+            replies.append(self._reply({**call, "failure": None}, memoryview(payload)[offset:offset + size]))
+            offset += size
+        return replies
+
+    def _reply(self, header: Mapping[str, Any], payload: bytearray | memoryview) -> Reply:
         failure = header.get("failure")
         if failure is not None:
             return Reply(str(failure), seconds=number(header.get("seconds")) or 0.0)
@@ -167,7 +201,15 @@ def number(value: object) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _rebuild(header: Mapping[str, Any], payload: bytearray) -> object:
+def _payload_bytes(call: object) -> int:
+    """How many payload bytes one call's outputs take, from what it says of them."""
+    try:
+        return sum(int(entry["meta"]["nbytes"]) for entry in call["outputs"] if "tensor" in entry)  # type: ignore[index]
+    except (KeyError, TypeError, ValueError):
+        return 0  # _rebuild refuses it
+
+
+def _rebuild(header: Mapping[str, Any], payload: bytearray | memoryview) -> object:
     described = header["outputs"]
     if not isinstance(described, list):
         raise channel.ChannelError("outputs that are not a list")

@@ -36,7 +36,7 @@ TIMING = {
     "cpu": {"warmup": 1, "min_reps": 3, "max_reps": 20, "target_rel_se": 0.02,
             "max_seconds_per_workload": 0.15},
     "cuda": {"warmup": 5, "warmup_seconds": 0.02, "min_reps": 20, "max_reps": 300, "target_rel_se": 0.005,
-             "max_seconds_per_workload": 0.4},
+             "max_seconds_per_workload": 0.4, "block": 4},
 }
 
 

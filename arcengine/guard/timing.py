@@ -41,6 +41,7 @@ class TimingConfig:
     target_rel_se: float = 0.005
     max_seconds_per_workload: float = 1.0
     warmup_seconds: float = 0.0  # warm up by time too, so clocks have ramped before the first timed call
+    block: int = 1  # calls a role makes per visit (its timer reads its clock once for them)
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, object]) -> TimingConfig:
@@ -54,8 +55,9 @@ class TimingConfig:
                 raw.get("max_seconds_per_workload", defaults.max_seconds_per_workload)  # type: ignore[arg-type]
             ),
             warmup_seconds=float(raw.get("warmup_seconds", defaults.warmup_seconds)),  # type: ignore[arg-type]
+            block=int(raw.get("block", defaults.block)),  # type: ignore[arg-type]
         )
-        if config.warmup < 0 or config.min_reps < 2 or config.max_reps < config.min_reps:
+        if config.warmup < 0 or config.min_reps < 2 or config.max_reps < config.min_reps or config.block < 1:
             raise ValueError(f"bad timing settings {dict(raw)}")
         return config
 
@@ -101,6 +103,15 @@ class Timer(Protocol):
         """Call fn(*args) once."""
         ...
 
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
+        """Call fn on each of ``calls`` in turn, each timed on its own (a timer may read its clock once for all)."""
+        ...
+
+
+def each_timed(timer: Timer, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
+    """``time_block`` for timers whose clock costs nothing to read: one call after another."""
+    return [timer.time(fn, args) for args in calls]
+
 
 class CpuTimer:
     """A monotonic clock around the call."""
@@ -119,6 +130,9 @@ class CpuTimer:
         end = perf_counter_ns()
         return Timed((end - start) / 1e3, out)
 
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
+        return each_timed(self, fn, calls)
+
 
 def l2_bytes(device: torch.device) -> int | None:
     try:
@@ -135,10 +149,10 @@ class L2Flusher:
         l2 = l2_bytes(device)
         size = nbytes if nbytes is not None else (2 * l2 if l2 else DEFAULT_FLUSH_BYTES)
         self.nbytes = size
-        self._buffer = torch.empty(size // 4 + 1, dtype=torch.int32, device=device)
+        self.buffer = torch.empty(size // 4 + 1, dtype=torch.int32, device=device)
 
     def flush(self) -> None:
-        self._buffer.zero_()
+        self.buffer.zero_()
 
 
 HEAD_START_US = 100.0  # GPU busy-wait after the flush: the host enqueues the call meanwhile
@@ -235,6 +249,9 @@ class EventTimer(_CudaTimerBase):
         self._end.synchronize()
         return Timed(self._start.elapsed_time(self._end) * 1e3, out)
 
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
+        return each_timed(self, fn, calls)
+
 
 class Activity(NamedTuple):
     """One CUPTI activity record: a kernel (by name), a copy or a set, with its GPU start and end in ns."""
@@ -243,45 +260,66 @@ class Activity(NamedTuple):
     start: int
     end: int
     correlation: int  # CUPTI's launch order: every API call that enqueues work takes the next number
+    value: int = -1  # a set's 32-bit value (how the harness's own markers are told apart); -1 for the others
 
 
 NEW_CONTEXT = "a CUDA context"  # the record of a context created after the log started
+MEMSET = "memset"
+
+
+class Marks(NamedTuple):
+    """The values of the two sets that bracket one timed call: the L2 flush that opens it (the head start's
+    busy-wait follows it) and a small set after the call's synchronise that closes it. Drawn at random for
+    each call, so no launch of the call can pass for them."""
+
+    open: int
+    close: int
 
 
 class Span(NamedTuple):
     us: float  # the call's time
-    stray: str | None  # why the records say work ran outside any call
+    stray: str | None  # why the records say work ran outside any call, or the harness lost its markers
     closed_at: int  # the closing marker's launch number: work launched before it belongs to a call
 
 
-def call_span(batch: Sequence[Activity], marker: str, closed_before: int) -> Span:
-    """The time of one call from the records taken after it, and the reason if work ran outside any call.
+def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before: int) -> list[Span]:
+    """The time of each call of a block from the records taken after it, and the reason if work ran outside a call.
 
-    A batch holds, in launch order: the harness's own work since the previous call (the inputs, the checks,
-    the copies of the outputs, the L2 flush), its head-start marker kernel, the call's launches, and a closing
-    marker kernel. The call is everything launched between the first and the last marker, on any stream: its
-    time runs from the end of the head start (or the earliest start, if earlier) to the latest end, so work on
-    a stream that never waited, which may start during the head start, counts from its own start, and a host
-    that launches after the head start is over is waited for. A record launched before the previous call's
-    closing marker (``closed_before``) that shows up only now ran outside its call: it outlived the
-    synchronise that ended it (another context), and is stray.
+    The batch holds, in launch order, per call: the harness's own work (the inputs, the checks), the opening
+    set (the L2 flush), the head start's busy-wait, the call's launches, and the closing set. A call is
+    everything launched between its head start and its closing set, on any stream: its time runs from the end
+    of the head start (or the earliest start, if earlier) to the latest end, so work on a stream that never
+    waited, which may start during the head start, counts from its own start, and a host that launches after
+    the head start is over is waited for. A record launched before the previous block's last closing set
+    (``closed_before``) that shows up only now ran outside its call: it outlived the synchronise that ended it
+    (another context), and is stray.
     """
     ordered = sorted(batch, key=lambda record: record.correlation)
     if any(record.name == NEW_CONTEXT for record in ordered):
-        return Span(0.0, "created a CUDA context of its own (its work would escape the synchronise)", closed_before)
-    markers = [i for i, record in enumerate(ordered) if record.name == marker]
-    if len(markers) < 2:
-        return Span(0.0, "the harness lost its own marker kernels (GPU activity records incomplete)", closed_before)
-    first, last = markers[0], markers[-1]
-    late = sorted({record.name for record in ordered[:first] if record.correlation < closed_before})
+        return [Span(0.0, "created a CUDA context of its own (its work would escape the synchronise)",
+                     closed_before)] * len(marks)
+    at: dict[int, list[int]] = {}
+    for i, record in enumerate(ordered):
+        if record.name == MEMSET:
+            at.setdefault(record.value, []).append(i)
+    late = sorted({record.name for record in ordered if 0 <= record.correlation < closed_before})
     stray = f"GPU work ran outside its call ({', '.join(late)[:200]})" if late else None
-    calls = ordered[first + 1:last]
-    if not calls:
-        return Span(0.0, stray, ordered[last].correlation)
-    # The GPU is the call's from the end of the head start: if its launches come later (a host slower than the
-    # head start, computing on the CPU, say), the GPU waits on it, and that wait is the call's.
-    start = min(ordered[first].end, *(r.start for r in calls))
-    return Span((max(r.end for r in calls) - start) / 1e3, stray, ordered[last].correlation)
+    spans: list[Span] = []
+    for mark in marks:
+        opened, closed = at.get(mark.open, []), at.get(mark.close, [])
+        if len(opened) != 1 or len(closed) != 1 or closed[0] <= opened[0] + 1:
+            return [*spans, *[Span(0.0, "the harness lost its own marker sets (GPU activity records incomplete)",
+                                   closed_before)] * (len(marks) - len(spans))]
+        head, calls, close = ordered[opened[0] + 1], ordered[opened[0] + 2:closed[0]], ordered[closed[0]]
+        if not calls:
+            spans.append(Span(0.0, stray, close.correlation))
+        else:
+            # The GPU is the call's from the end of the head start: if its launches come later (a host slower
+            # than the head start, computing on the CPU, say), the GPU waits on it, and that wait is the call's.
+            start = min(head.end, *(r.start for r in calls))
+            spans.append(Span((max(r.end for r in calls) - start) / 1e3, stray, close.correlation))
+        stray = None  # late work is charged once, to the block's first call
+    return spans
 
 
 ACTIVITY_BUFFER_BYTES = 1 << 20
@@ -294,12 +332,12 @@ class ActivityLog:
         self._cupti = importlib.import_module("cupti.cupti")  # the package's __init__ imports nothing
         kinds = self._cupti.ActivityKind
         self._kernel = int(kinds.CONCURRENT_KERNEL)
-        self._labels = {int(kinds.MEMCPY): "memcpy", int(kinds.MEMSET): "memset", int(kinds.CONTEXT): NEW_CONTEXT}
+        self._labels = {int(kinds.MEMCPY): "memcpy", int(kinds.MEMSET): MEMSET, int(kinds.CONTEXT): NEW_CONTEXT}
         self._records: list[Activity] = []
         for kind in (kinds.CONCURRENT_KERNEL, kinds.MEMCPY, kinds.MEMSET):
             self._cupti.activity_enable(kind)
         # A context of the module's own would run work that the device-wide synchronise of the process's
-        # primary context does not wait for; its creation is recorded, and refused (see call_span).
+        # primary context does not wait for; its creation is recorded, and refused (see block_spans).
         with contextlib.suppress(Exception):
             self._cupti.activity_enable(kinds.CONTEXT)
         self._cupti.activity_register_callbacks(self._requested, self._completed)
@@ -314,7 +352,8 @@ class ActivityLog:
             name = str(record.name) if kind == self._kernel else self._labels.get(kind, "other")  # type: ignore[attr-defined]
             # A context record has no times and no launch number: it sorts first, as launched before anything.
             self._records.append(Activity(name, int(getattr(record, "start", 0)), int(getattr(record, "end", 0)),
-                                          int(getattr(record, "correlation_id", -1))))
+                                          int(getattr(record, "correlation_id", -1)),
+                                          int(record.value) if name == MEMSET else -1))  # type: ignore[attr-defined]
 
     def take(self) -> list[Activity]:
         """Every record of work that has completed (after a synchronise: all of it in this context)."""
@@ -332,45 +371,81 @@ class ActivityLog:
 
 class CuptiTimer(_CudaTimerBase):
     """The call's time from CUPTI's activity records: from the end of the head start (or its earliest start) to
-    the latest end of every kernel, copy and set it launched, on any stream (see ``call_span``). No event, tail
+    the latest end of every kernel, copy and set it launched, on any stream (see ``block_spans``). No event, tail
     or statistical rule: a call cannot hide work from it, and neither the host's launch latency nor its wake-up
-    is in it."""
+    is in it. The records are read once per block of calls: a read costs about a millisecond, a call far less."""
 
     kind = "cupti"
 
     def __init__(self, device: torch.device, flusher: L2Flusher | None = None, log: ActivityLog | None = None) -> None:
         self._log = log if log is not None else ActivityLog()
         super().__init__(device, flusher)
+        self._memset = DriverMemset()
+        self._closer = torch.zeros(64, dtype=torch.int32, device=device)
+        self._marks = random.SystemRandom()
         self.flush_us = 0.0  # the slowest read of the records, for the record
         self.reads: list[float] = []  # every read's time, since the last diagnostics
-        self._prepare()  # the head start is the preparation's last launch: its kernel is the marker
         self.sync()
-        records = self._log.take()
-        if not records:
-            raise RuntimeError("CUPTI recorded none of the harness's own kernels")
-        last = max(records, key=lambda record: record.correlation)
-        self._marker, self._closed_at = last.name, last.correlation
+        self._log.take()
+        self._closed_at = 0
+        # The harness's own markers must come back from the records, or the timer cannot be trusted here.
+        probe = self.time_block(lambda: None, [()])[0]
+        if probe.stray is not None:
+            raise RuntimeError(f"CUPTI's records do not show the harness's markers: {probe.stray}")
 
     def time(self, fn: Fn, args: Sequence[object]) -> Timed:
-        self._prepare()
-        enqueue_started = perf_counter()
-        out = fn(*args)
-        self._adapt((perf_counter() - enqueue_started) * 1e6)
-        torch.cuda.synchronize()  # device-wide: every stream of the context is done
-        torch.cuda._sleep(1)  # the closing marker
+        return self.time_block(fn, [args])[0]
+
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
+        marks, outs = self._draw(len(calls)), []
+        for args, mark in zip(calls, marks, strict=True):
+            if self._reset_persisting_l2 is not None:
+                self._reset_persisting_l2()
+            self._memset(self._flusher.buffer, mark.open)  # the L2 flush, and the call's opening marker
+            self._head_start()
+            enqueue_started = perf_counter()
+            outs.append(fn(*args))
+            self._adapt((perf_counter() - enqueue_started) * 1e6)
+            torch.cuda.synchronize()  # device-wide: every stream of the context is done
+            self._memset(self._closer, mark.close)
         torch.cuda.synchronize()
         read = perf_counter()
         batch = self._log.take()
         self.reads.append((perf_counter() - read) * 1e6)
         self.flush_us = max(self.flush_us, self.reads[-1])
-        span = call_span(batch, self._marker, self._closed_at)
-        self._closed_at = span.closed_at
-        return Timed(span.us, out, span.stray)
+        spans = block_spans(batch, marks, self._closed_at)
+        self._closed_at = max(self._closed_at, spans[-1].closed_at)
+        return [Timed(span.us, out, span.stray) for span, out in zip(spans, outs, strict=True)]
+
+    def _draw(self, count: int) -> list[Marks]:
+        """Distinct random values, two per call."""
+        values: list[int] = []
+        while len(values) < 2 * count:
+            value = self._marks.getrandbits(32)
+            if value not in values:
+                values.append(value)
+        return [Marks(values[2 * i], values[2 * i + 1]) for i in range(count)]
 
     def diagnostics(self) -> dict[str, float]:
         reads, self.reads = self.reads, []
         return {**super().diagnostics(), "activity_read_us": self.flush_us,
                 "activity_read_median_us": statistics.median(reads) if reads else 0.0}
+
+
+class DriverMemset:
+    """cuMemsetD32Async on the current stream, through the driver: unlike PyTorch's fills (kernels), a set's
+    CUPTI record carries its value, which is how the harness finds its own markers among the records."""
+
+    def __init__(self) -> None:
+        self._set = ctypes.CDLL("libcuda.so.1").cuMemsetD32Async
+        self._set.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
+        self._set.restype = ctypes.c_int
+
+    def __call__(self, buffer: torch.Tensor, value: int) -> None:
+        assert buffer.dtype == torch.int32 and buffer.is_contiguous()
+        status = self._set(buffer.data_ptr(), value, buffer.numel(), torch.cuda.current_stream().cuda_stream)
+        if status != 0:
+            raise RuntimeError(f"cuMemsetD32Async failed with CUDA error {status}")
 
 
 def _persisting_l2_reset() -> Callable[[], object] | None:

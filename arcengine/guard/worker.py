@@ -101,12 +101,11 @@ def sync(device: torch.device) -> None:
 
 
 class _Held(NamedTuple):
-    """A timed call whose checks wait for the judge's word."""
+    """A call whose checks wait: the correctness call's until it returns, a timed call's for the judge's word."""
 
     out: object
     inputs: Sequence[object]
     pristine: list[object] | None  # the inputs' snapshot, where the judge asked for one
-    us: float | None
     seconds: float
 
 
@@ -125,7 +124,7 @@ class Worker:
         self.threads_before: set[int | None] = set()
         self.thread_count_before = 0
         self.timer: timing.Timer | None = None
-        self.held: _Held | None = None
+        self.held: list[_Held] = []
         self.served: dict[str, float] = {}  # seconds spent on each kind of request since the last diagnostics
         self.served_count: dict[str, int] = {}
 
@@ -138,14 +137,14 @@ class Worker:
             op = command.get("op")
             if op == "exit":
                 return
-            handler = {"load": self.load, "call": self.call, "audit": self.audit,
+            handler = {"load": self.load, "call": self.call, "time": self.time, "audit": self.audit,
                        "diagnostics": self.diagnostics}.get(str(op))
             if handler is None:
                 channel.send(self.sock, {"failure": f"unknown command {op!r}"})
                 continue
             started = perf_counter()
             header, payload = handler(command)
-            kind = "timed_call" if op == "call" and command.get("timed") else str(op)
+            kind = str(op)
             self.served[kind] = self.served.get(kind, 0.0) + perf_counter() - started
             self.served_count[kind] = self.served_count.get(kind, 0) + 1
             channel.send(self.sock, {**header, "id": command.get("id")}, payload)
@@ -219,70 +218,94 @@ class Worker:
     # ------------------------------------------------------------ calls
 
     def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        """One call on the inputs of (workload, seed, distribution): its time, its conduct and its outputs.
-
-        With ``hold`` the reply carries the time alone; the call's conduct and outputs wait for ``audit``, which
-        the judge sends, or not, once it has the reply: the call cannot know whether it will be checked."""
+        """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs."""
         assert self.reference is not None and self.run is not None
-        self.held = None  # the previous call's outputs, if the judge did not ask for them
         axes = self.workloads[int(command["workload"])]
         inputs = make_inputs(self.reference, axes, int(command["seed"]), str(command["distribution"]), self.device)
-        # The snapshot costs a copy of every input (and GPU work CUPTI must read back): the judge asks for it
-        # where it matters, on the candidate's calls.
-        pristine = correctness.snapshot_inputs(inputs) if command.get("check_inputs", True) else None
+        pristine = correctness.snapshot_inputs(inputs)
         poison = command.get("poison")
         if poison:
             correctness.poison_blocks([int(n) for n in poison], self.device)
         started = perf_counter()
         try:
-            if command.get("timed"):
-                if self.timer is None:
-                    self.timer = timing.make_timer(self.device)
-                gc.disable()  # a collection inside a timed call would be charged to the call
-                try:
-                    timed = self.timer.time(self.run, inputs)
-                finally:
-                    gc.enable()
-                out, us, stray = timed.out, timed.us, timed.stray
-            else:
-                out, us, stray = self.run(*inputs), None, None
+            out = self.run(*inputs)
         except BaseException as exc:
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}"}, []
-        try:
-            sync(self.device)  # asynchronous CUDA errors (illegal address, device assert) surface here
-        except BaseException as exc:
-            return {"failure": f"CUDA error after the {self.role}'s call: {describe_exception(exc)}"}, []
-        seconds = perf_counter() - started
-        if stray is not None:
-            return {"failure": stray}, []
-        if command.get("hold"):
-            self.held = _Held(out, inputs, pristine, us, seconds)
-            return {"us": us, "seconds": seconds, "failure": None, "outputs": [], "single": False}, []
-        return self._conduct(_Held(out, inputs, pristine, us, seconds), bool(command.get("seal")),
-                             bool(command.get("ship", True)))
-
-    def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
-        """The held call's conduct (its inputs unchanged; the seal intact, where asked) and its outputs: with
-        ``sample``, the elements at the positions that seed draws (see correctness.sample_output)."""
-        held, self.held = self.held, None
-        if held is None:
-            return {"failure": "the harness asked to audit a call that is not held"}, []
-        sample = command.get("sample")
-        return self._conduct(held, bool(command.get("seal")), True, int(sample) if sample is not None else None)
-
-    def _conduct(self, held: _Held, seal: bool, ship: bool,
-                 sample: int | None = None) -> tuple[dict[str, Any], list[memoryview]]:
-        failure = correctness.verify_inputs(held.inputs, held.pristine) if held.pristine is not None else None
-        if failure is None and seal:
-            failure = self.tampering()
+        failure = self._synced()
         if failure is not None:
             return {"failure": failure}, []
-        if not ship:
-            return {"us": held.us, "seconds": held.seconds, "failure": None, "outputs": [], "single": False}, []
-        outputs, payload, failure = _ship(held.out, self.device, sample)
-        header: dict[str, Any] = {"us": held.us, "seconds": held.seconds, "failure": failure, "outputs": outputs,
-                                  "single": not isinstance(held.out, tuple | list)}
-        return header, payload
+        held = _Held(out, inputs, pristine, perf_counter() - started)
+        failure = self._conduct(held, bool(command.get("seal")))
+        if failure is not None:
+            return {"failure": failure}, []
+        outputs, payload, failure = _ship(out, self.device)
+        return {"seconds": held.seconds, "failure": failure, "outputs": outputs,
+                "single": not isinstance(out, tuple | list)}, payload
+
+    def time(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        """A block of timed calls, one per seed, each on fresh inputs of its own, and their times. With ``hold``
+        the calls' outputs wait for ``audit``: the judge draws what it looks at only after this reply."""
+        assert self.reference is not None and self.run is not None
+        self.held = []  # the last block's, if the judge did not audit them
+        axes = self.workloads[int(command["workload"])]
+        calls = [make_inputs(self.reference, axes, int(seed), "normal", self.device) for seed in command["seeds"]]
+        # The snapshot costs a copy of every input: the judge asks for it where it matters, the candidate's calls.
+        pristine = [correctness.snapshot_inputs(inputs) if command.get("check_inputs") else None for inputs in calls]
+        if self.timer is None:
+            self.timer = timing.make_timer(self.device)
+        started = perf_counter()
+        gc.disable()  # a collection inside a timed call would be charged to the call
+        try:
+            timed = self.timer.time_block(self.run, calls)
+        except BaseException as exc:
+            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": []}, []
+        finally:
+            gc.enable()
+        failure = self._synced()
+        seconds = perf_counter() - started
+        times: list[float] = []
+        for call in timed:
+            failure = failure or call.stray
+            if failure is not None:
+                break
+            times.append(call.us)
+        if failure is None and command.get("hold"):
+            self.held = [_Held(call.out, inputs, snapshot, seconds)
+                         for call, inputs, snapshot in zip(timed, calls, pristine, strict=True)]
+        return {"times": times, "seconds": seconds, "failure": failure}, []
+
+    def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+        """The held block's conduct (inputs unchanged; the seal intact, where asked) and, per call, its outputs'
+        elements at the positions its sample seed draws (see correctness.sample_output)."""
+        held, self.held = self.held, []
+        samples = [int(sample) for sample in command.get("samples", [])]
+        if not held or len(samples) != len(held):
+            return {"failure": "the harness asked to audit calls that are not held", "failed_at": 0}, []
+        replies: list[dict[str, Any]] = []
+        payload: list[memoryview] = []
+        for i, (call, sample) in enumerate(zip(held, samples, strict=True)):
+            failure = self._conduct(call, bool(command.get("seal")) and i == len(held) - 1)
+            outputs, parts, shipped = _ship(call.out, self.device, sample) if failure is None else ([], [], None)
+            if (failure := failure or shipped) is not None:
+                return {"failure": failure, "failed_at": i}, []
+            replies.append({"outputs": outputs, "single": not isinstance(call.out, tuple | list)})
+            payload.extend(parts)
+        return {"failure": None, "calls": replies}, payload
+
+    def _synced(self) -> str | None:
+        """Wait for the device; asynchronous CUDA errors (illegal address, device assert) surface here."""
+        try:
+            sync(self.device)
+        except BaseException as exc:
+            return f"CUDA error after the {self.role}'s call: {describe_exception(exc)}"
+        return None
+
+    def _conduct(self, call: _Held, seal: bool) -> str | None:
+        """The reason if the call changed its inputs or (where asked) broke the seal or left a thread."""
+        failure = correctness.verify_inputs(call.inputs, call.pristine) if call.pristine is not None else None
+        if failure is None and seal:
+            failure = self.tampering()
+        return failure
 
     def tampering(self) -> str | None:
         """Patched harness functions or settings, or threads the module left running."""
@@ -303,7 +326,7 @@ class Worker:
         guard's own cost per call, for the record)."""
         timer = self.timer
         served = {f"{kind}_us": 1e6 * seconds / self.served_count[kind] for kind, seconds in self.served.items()
-                  if kind in ("timed_call", "audit")}
+                  if kind in ("time", "audit")}
         self.served, self.served_count = {}, {}
         return {"timer": {**(timer.diagnostics() if timer else {}), **served},
                 "kind": timer.kind if timer else None}, []

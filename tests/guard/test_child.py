@@ -302,43 +302,69 @@ def test_time_interleaved_reports_which_role_raised() -> None:
     assert caught.value.role == "candidate"
 
 
-def _activity(name: str, start: int, end: int, correlation: int) -> timing.Activity:
-    return timing.Activity(name, start * 1000, end * 1000, correlation)  # microseconds in, CUPTI's ns stored
+def _activity(name: str, start: int, end: int, correlation: int, value: int = -1) -> timing.Activity:
+    return timing.Activity(name, start * 1000, end * 1000, correlation, value)  # microseconds in, CUPTI's ns stored
 
 
-def test_call_span_counts_every_stream_from_the_earliest_start_to_the_latest_end() -> None:
+def _marker(value: int, start: int, end: int, correlation: int) -> timing.Activity:
+    return _activity(timing.MEMSET, start, end, correlation, value)
+
+
+MARKS = timing.Marks(0xA11CE, 0xB0B)
+
+
+def test_a_calls_span_counts_every_stream_from_the_earliest_start_to_the_latest_end() -> None:
     batch = [
         _activity("distribution", 0, 5, 11),  # the harness's work since the last call: the next inputs
-        _activity("memcpy", 5, 7, 12),  # ... and the copy of the last outputs
-        _activity("fill", 7, 40, 13),  # the L2 flush
+        _activity("copy", 5, 7, 12),  # ... and a snapshot of them
+        _marker(MARKS.open, 7, 40, 13),  # the L2 flush, which opens the call
         _activity("spin", 40, 140, 14),  # the head start
         _activity("side_kernel", 60, 400, 16),  # a stream that never waited: it ran during the head start
         _activity("main_kernel", 140, 150, 15),
-        _activity("spin", 401, 402, 17),  # the closing marker
+        _marker(MARKS.close, 401, 402, 17),  # the closing set
     ]
-    assert timing.call_span(batch, "spin", closed_before=10) == (340.0, None, 17)
+    assert timing.block_spans(batch, [MARKS], closed_before=10) == [(340.0, None, 17)]
     alone = [record for record in batch if record.name != "side_kernel"]
-    assert timing.call_span(alone, "spin", closed_before=10) == (10.0, None, 17)
+    assert timing.block_spans(alone, [MARKS], closed_before=10) == [(10.0, None, 17)]
     # A host slower than the head start (computing on the CPU, say): the GPU waited from 140 to 300 for it.
     late = [*batch[:4], _activity("main_kernel", 300, 310, 15), batch[-1]]
-    assert timing.call_span(late, "spin", closed_before=10) == (170.0, None, 17)
+    assert timing.block_spans(late, [MARKS], closed_before=10) == [(170.0, None, 17)]
 
 
-def test_call_span_flags_work_that_finished_after_its_call_was_over() -> None:
+def test_a_block_is_cut_at_the_harness_markers_and_the_calls_own_sets_do_not_pass_for_them() -> None:
+    second = timing.Marks(0xC0FFEE, 0xD00D)
     batch = [
-        _activity("leftover", 0, 900, 9),  # launched in the previous call (before its closing marker, 10)
-        _activity("fill", 0, 40, 12),
+        _marker(MARKS.open, 0, 40, 1),
+        _activity("spin", 40, 140, 2),
+        _marker(0xB0C, 140, 141, 3),  # the call's own sets, with any value but the closing one
+        _activity("main_kernel", 141, 150, 4),
+        _marker(MARKS.close, 151, 152, 5),
+        _activity("distribution", 152, 160, 6),  # the harness, between calls: nobody's time
+        _marker(second.open, 160, 200, 7),
+        _activity("spin", 200, 300, 8),
+        _activity("main_kernel", 300, 320, 9),
+        _marker(second.close, 321, 322, 10),
+    ]
+    assert timing.block_spans(batch, [MARKS, second], closed_before=0) == [(10.0, None, 5), (20.0, None, 10)]
+    forged = [*batch, _marker(second.close, 400, 401, 11)]  # a set that copies a closing marker's value
+    assert "lost its own marker" in (timing.block_spans(forged, [MARKS, second], 0)[1].stray or "")
+
+
+def test_a_call_span_flags_work_that_finished_after_its_call_was_over() -> None:
+    batch = [
+        _activity("leftover", 0, 900, 9),  # launched in the previous block (before its last closing set, 10)
+        _marker(MARKS.open, 0, 40, 12),
         _activity("spin", 40, 140, 13),
         _activity("main_kernel", 140, 150, 14),
-        _activity("spin", 151, 152, 15),
+        _marker(MARKS.close, 151, 152, 15),
     ]
-    span = timing.call_span(batch, "spin", closed_before=10)
+    span = timing.block_spans(batch, [MARKS], closed_before=10)[0]
     assert span.stray is not None and "outside its call (leftover)" in span.stray
-    assert timing.call_span(batch[1:3], "spin", 10).stray is not None  # no closing marker: records incomplete
-    empty = [_activity("spin", 0, 10, 1), _activity("spin", 11, 12, 2)]
-    assert timing.call_span(empty, "spin", 0) == (0.0, None, 2)  # no GPU work at all: no time
+    assert timing.block_spans(batch[1:4], [MARKS], 10)[0].stray is not None  # no closing set: records incomplete
+    empty = [_marker(MARKS.open, 0, 10, 1), _activity("spin", 10, 11, 2), _marker(MARKS.close, 11, 12, 3)]
+    assert timing.block_spans(empty, [MARKS], 0) == [(0.0, None, 3)]  # no GPU work at all: no time
     own_context = [timing.Activity(timing.NEW_CONTEXT, 0, 0, -1), *batch[1:]]
-    assert "a CUDA context of its own" in (timing.call_span(own_context, "spin", 10).stray or "")
+    assert "a CUDA context of its own" in (timing.block_spans(own_context, [MARKS], 10)[0].stray or "")
 
 
 def test_parse_spec_and_helpers() -> None:
@@ -366,6 +392,27 @@ def test_correct_candidate_passes_with_paired_times(tmp_path: Path) -> None:
     assert result["workloads"][1]["held_out"] is True
     assert result["device"]["kind"] == "cpu" and result["device"]["torch"] == torch.__version__
     assert set(result["seconds"]) == {"load", "precompile", "wait", "compile", "correctness", "timing"}
+
+
+def test_timed_calls_made_a_block_at_a_time_are_each_timed_and_audited(tmp_path: Path) -> None:
+    timing_in_blocks = {**FAST_TIMING, "block": 4, "min_reps": 5, "max_reps": 9}
+    result = _evaluate(tmp_path, "def run(x):\n    return x + x\n", incumbent="def run(x):\n    return x * 2.0\n",
+                       timing=timing_in_blocks)
+    assert result["correct"], result["failure"]
+    for workload in result["workloads"]:
+        assert 5 <= workload["reps"] <= 9 and len(workload["paired_ratios"]) == workload["reps"]
+        assert workload["harness"]["candidate_audit_us"] > 0  # the candidate's blocks were audited
+    # Wrong from its eleventh call on, inside a block whose first calls were right: that call is the one named.
+    late = """
+    calls = [0]
+
+    def run(x):
+        calls[0] += 1
+        return x * 2 if calls[0] <= 10 else x * 3
+    """
+    result = _evaluate(tmp_path, late, timing=timing_in_blocks)
+    _assert_fails(result, "of elements within")
+    assert "call of the candidate" in result["failure"] or "the candidate's call" in result["failure"]
 
 
 def test_triton_candidate_passes_in_interpreter(tmp_path: Path) -> None:
