@@ -16,6 +16,7 @@ nothing of the engine (or its secrets) is loaded next to candidate code.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import json
@@ -229,6 +230,7 @@ class Evaluation:
 
     def run(self) -> dict[str, object]:
         started = perf_counter()
+        self._begin_loading_workers()  # they compile, take the device and import while the judge does the same
         try:
             self._load_harness()
         except HarnessError as exc:
@@ -284,9 +286,8 @@ class Evaluation:
             if not callable(getattr(self.reference, name, None)):
                 raise HarnessError(f"reference has no callable {name}")
 
-    def _load_workers(self, started: float) -> bool:
-        """Each worker compiles, takes the device and imports its module, side by side; False if the candidate
-        did not load (the incumbent that does not is dropped, and the candidate timed without it)."""
+    def _begin_loading_workers(self) -> None:
+        """Each worker compiles, takes the device and imports its module, side by side (see _load_workers)."""
         paths = {"reference": self.spec.reference, "candidate": self.spec.candidate, "incumbent": self.spec.incumbent}
         for role, remote in list(self.workers.items()):
             if not paths.get(role):
@@ -295,11 +296,16 @@ class Evaluation:
         common = {"device": self.spec.device, "reference": self.spec.reference, "precompile": bool(self.spec.gate),
                   "seed": self.input_salt,
                   "workloads": [{"index": w.index, "axes": w.axes} for w in self.spec.workloads]}
-        limit = precompile.COMPILE_LIMIT_S + LOAD_LIMIT_S
         for role, remote in self.workers.items():  # all start before any is waited for
             # The reference is PyTorch the problem ships: nothing of it to compile ahead.
             precompiled = common["precompile"] and role != "reference"
-            remote.begin({"op": "load", "module": paths[role], **common, "precompile": precompiled})
+            with contextlib.suppress(WorkerLost):  # a worker already gone is told when its reply is awaited
+                remote.begin({"op": "load", "module": paths[role], **common, "precompile": precompiled})
+
+    def _load_workers(self, started: float) -> bool:
+        """The workers' loads awaited; False if the candidate did not load (the incumbent that does not is
+        dropped, and the candidate timed without it)."""
+        limit = precompile.COMPILE_LIMIT_S + LOAD_LIMIT_S
         replies = {role: self._load_reply(remote, limit) for role, remote in self.workers.items()}
         if not replies["reference"].get("ok"):
             self.ok = False
