@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -240,17 +241,25 @@ def _record(entry: Entry, outcome: Outcome | None, skipped: str, canaries: Seque
     return {
         **row,
         "got": {"verdict": outcome.verdict, "reason": redact(outcome.reason, canaries), "speedup": outcome.speedup,
-                "returncode": outcome.returncode, "seconds": round(outcome.seconds, 2), "leaked": outcome.leaked},
+                "returncode": outcome.returncode, "seconds": round(outcome.seconds, 2), "leaked": outcome.leaked,
+                "timer": _timer(outcome)},
         "caught": why is None,
         "mismatch": redact(why, canaries) if why else None,
     }
 
 
+def _timer(outcome: Outcome) -> str | None:
+    """Which timer the guard's child used (None where no child timed anything: a gate refusal, a crash)."""
+    device = (outcome.document or {}).get("device")
+    return str(device["timer"]) if isinstance(device, dict) and device.get("timer") else None
+
+
 def _headline(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ran = [r for r in rows if r["caught"] is not None]
     missed = [r["name"] for r in ran if not r["caught"]]
+    timers = Counter(r["got"].get("timer") for r in ran if r["got"].get("timer"))
     return {"caught": len(ran) - len(missed), "total": len(ran), "skipped": len(rows) - len(ran),
-            "not_caught": missed, "leaks": [r["name"] for r in ran if r["got"]["leaked"]]}
+            "not_caught": missed, "leaks": [r["name"] for r in ran if r["got"]["leaked"]], "timers": dict(timers)}
 
 
 def _judge(entry: Entry, device: str, env: Mapping[str, str], canaries: Sequence[str], hang_timeout_s: float,

@@ -31,6 +31,7 @@ DEFAULT_FLUSH_BYTES = 256 * 2**20  # used when the device does not report its L2
 _SE_FACTOR = 1.2533  # standard error of a median is about sqrt(pi/2) times that of a mean
 
 Fn = Callable[..., object]
+After = Callable[[int, object], object] | None  # what a block keeps of call i's output (see Timer.time_block)
 
 
 @dataclass(frozen=True)
@@ -103,14 +104,20 @@ class Timer(Protocol):
         """Call fn(*args) once."""
         ...
 
-    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
-        """Call fn on each of ``calls`` in turn, each timed on its own (a timer may read its clock once for all)."""
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
+        """Call fn on each of ``calls`` in turn, each timed on its own (a timer may read its clock once for all).
+        ``after(i, out)``, run right after call i and outside its time, gives what the Timed keeps of its output
+        (a copy, before the next call can reuse the buffer it returned)."""
         ...
 
 
-def each_timed(timer: Timer, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
+def each_timed(timer: Timer, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
     """``time_block`` for timers whose clock costs nothing to read: one call after another."""
-    return [timer.time(fn, args) for args in calls]
+    timed = []
+    for i, args in enumerate(calls):
+        call = timer.time(fn, args)
+        timed.append(call._replace(out=after(i, call.out)) if after is not None else call)
+    return timed
 
 
 class CpuTimer:
@@ -130,8 +137,8 @@ class CpuTimer:
         end = perf_counter_ns()
         return Timed((end - start) / 1e3, out)
 
-    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
-        return each_timed(self, fn, calls)
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
+        return each_timed(self, fn, calls, after)
 
 
 def l2_bytes(device: torch.device) -> int | None:
@@ -249,8 +256,8 @@ class EventTimer(_CudaTimerBase):
         self._end.synchronize()
         return Timed(self._start.elapsed_time(self._end) * 1e3, out)
 
-    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
-        return each_timed(self, fn, calls)
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
+        return each_timed(self, fn, calls, after)
 
 
 class Activity(NamedTuple):
@@ -396,18 +403,19 @@ class CuptiTimer(_CudaTimerBase):
     def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         return self.time_block(fn, [args])[0]
 
-    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]]) -> list[Timed]:
+    def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
         marks, outs = self._draw(len(calls)), []
-        for args, mark in zip(calls, marks, strict=True):
+        for i, (args, mark) in enumerate(zip(calls, marks, strict=True)):
             if self._reset_persisting_l2 is not None:
                 self._reset_persisting_l2()
             self._memset(self._flusher.buffer, mark.open)  # the L2 flush, and the call's opening marker
             self._head_start()
             enqueue_started = perf_counter()
-            outs.append(fn(*args))
+            out = fn(*args)
             self._adapt((perf_counter() - enqueue_started) * 1e6)
             torch.cuda.synchronize()  # device-wide: every stream of the context is done
             self._memset(self._closer, mark.close)
+            outs.append(after(i, out) if after is not None else out)  # launched after the closing set: untimed
         torch.cuda.synchronize()
         read = perf_counter()
         batch = self._log.take()

@@ -253,10 +253,18 @@ class Worker:
         pristine = [correctness.snapshot_inputs(inputs) if command.get("check_inputs") else None for inputs in calls]
         if self.timer is None:
             self.timer = timing.make_timer(self.device)
+        conduct: list[str | None] = []
+
+        def kept(i: int, out: object) -> object:
+            """Right after call i, untimed: its inputs checked, and a copy of what it returned (a later call
+            may reuse the buffers: CUDA graphs, static outputs)."""
+            conduct.append(correctness.verify_inputs(calls[i], pristine[i]) if pristine[i] is not None else None)
+            return _copied(out)
+
         started = perf_counter()
         gc.disable()  # a collection inside a timed call would be charged to the call
         try:
-            timed = self.timer.time_block(self.run, calls)
+            timed = self.timer.time_block(self.run, calls, kept)
         except BaseException as exc:
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": []}, []
         finally:
@@ -264,14 +272,13 @@ class Worker:
         failure = self._synced()
         seconds = perf_counter() - started
         times: list[float] = []
-        for call in timed:
-            failure = failure or call.stray
+        for call, wrong in zip(timed, conduct, strict=True):
+            failure = failure or call.stray or wrong
             if failure is not None:
                 break
             times.append(call.us)
-        if failure is None and command.get("hold"):
-            self.held = [_Held(call.out, inputs, snapshot, seconds)
-                         for call, inputs, snapshot in zip(timed, calls, pristine, strict=True)]
+        if failure is None and command.get("hold"):  # inputs checked already: the audit checks the seal and outputs
+            self.held = [_Held(call.out, inputs, None, seconds) for call, inputs in zip(timed, calls, strict=True)]
         return {"times": times, "seconds": seconds, "failure": failure}, []
 
     def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
@@ -353,6 +360,13 @@ def _quiet_tqdm() -> None:
     except ImportError:
         return
     tqdm.monitor_interval = 0
+
+
+def _copied(out: object) -> object:
+    """Plain tensors cloned (a tuple's too); anything else as it is, for _ship to judge."""
+    if isinstance(out, tuple | list):
+        return type(out)(_copied(item) for item in out) if type(out) in (tuple, list) else out
+    return out.detach().clone() if type(out) is torch.Tensor else out
 
 
 def _ship(out: object, device: torch.device,

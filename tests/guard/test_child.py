@@ -415,6 +415,23 @@ def test_timed_calls_made_a_block_at_a_time_are_each_timed_and_audited(tmp_path:
     assert "call of the candidate" in result["failure"] or "the candidate's call" in result["failure"]
 
 
+def test_a_candidate_that_returns_the_same_buffer_every_call_passes_in_blocks(tmp_path: Path) -> None:
+    # Static outputs (CUDA graphs, torch.compile's reduce-overhead): the next call of a block overwrites what the
+    # last returned, so the block keeps a copy of each output, made right after its call.
+    static = """
+    import torch
+
+    buffers = {}
+
+    def run(x):
+        out = buffers.setdefault(tuple(x.shape), torch.empty_like(x))
+        torch.mul(x, 2, out=out)
+        return out
+    """
+    result = _evaluate(tmp_path, static, timing={**FAST_TIMING, "block": 4})
+    assert result["correct"], result["failure"]
+
+
 def test_triton_candidate_passes_in_interpreter(tmp_path: Path) -> None:
     candidate = """
     import torch
