@@ -107,11 +107,11 @@ class RemoteRole:
     def time(self, command: Mapping[str, Any], timeout_s: float) -> Timed:
         """A block of timed calls (see worker.Worker.time): the times of those that ran well, and why one did not."""
         header, _ = self.request({"op": "time", **command}, timeout_s)
-        times = header.get("times")
-        if not isinstance(times, list) or any(number(us) is None or us < 0 for us in times):
+        times, failure = header.get("times"), header.get("failure")
+        if (not isinstance(times, list) or any(number(us) is None or us < 0 for us in times)
+                or len(times) > len(command["seeds"]) or (failure is None and len(times) != len(command["seeds"]))):
             self.kill()
-            raise WorkerLost("broke the harness's protocol (times that are not times)")
-        failure = header.get("failure")
+            raise WorkerLost("broke the harness's protocol (times that are not its calls')")
         return Timed([float(us) for us in times], str(failure) if failure is not None else None)
 
     def audit(self, samples: Sequence[int], seal: bool, timeout_s: float, max_payload: int) -> list[Reply]:

@@ -829,6 +829,25 @@ def test_a_sample_of_a_shape_that_is_not_one_is_refused() -> None:
     judge_end.close()
 
 
+def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused() -> None:
+    judge_end, worker_end = socket.socketpair()
+    remote = RemoteRole("candidate", os.getpid(), judge_end)
+    remote.kill = lambda: None  # type: ignore[method-assign]  # the test's own process stands in for the worker
+    for times, failure, accepted in (([1.0, 2.0], None, True), ([1.0], "raised", True), ([1.0], None, False),
+                                     ([1.0, 2.0, 3.0], None, False), ([1.0, -2.0], None, False),
+                                     (["1"], "raised", False)):
+        # The reply is written first, numbered as the next request will be; the request itself is read after.
+        channel.send(worker_end, {"id": remote.requests + 1, "times": times, "failure": failure})
+        if accepted:
+            assert remote.time({"seeds": [1, 2]}, 5.0).times == times
+        else:
+            with pytest.raises(WorkerLost, match="times that are not"):
+                remote.time({"seeds": [1, 2]}, 5.0)
+        assert channel.receive(worker_end, 5.0)[0]["op"] == "time"
+    worker_end.close()
+    judge_end.close()
+
+
 def test_tensors_cross_the_channel_as_bytes_and_bad_metadata_is_refused() -> None:
     tensors = [torch.randn(3, 4).to(torch.bfloat16), torch.arange(5), torch.zeros(0, 2), torch.tensor(True)]
     meta, parts = channel.pack_tensors(tensors)
