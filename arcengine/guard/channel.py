@@ -44,14 +44,19 @@ class ChannelError(Exception):
     """The other end sent something that is not a message (a malformed or oversized frame)."""
 
 
-def send(sock: socket.socket, header: Mapping[str, Any], payload: Sequence[memoryview | bytes] = ()) -> None:
+# A payload part: bytes, or a tensor's bytes (a flat uint8 view, on any device: copied once, where they go).
+Part = memoryview | bytes | torch.Tensor
+Payload = bytearray | memoryview | mmap.mmap  # what a message's payload is read into, or a view of it
+
+
+def send(sock: socket.socket, header: Mapping[str, Any], payload: Sequence[Part] = ()) -> None:
     """One message: the header as JSON, then the payload's parts back to back (in a memory file if large)."""
     encoded = json.dumps(header, allow_nan=True).encode()
-    size = sum(len(part) for part in payload)
+    size = sum(_size(part) for part in payload)
     if size <= INLINE_PAYLOAD:
         sock.sendall(_PREFIX.pack(len(encoded), size, 0) + encoded)
         for part in payload:
-            sock.sendall(part)
+            sock.sendall(memoryview(part.cpu().numpy()).cast("B") if isinstance(part, torch.Tensor) else part)
         return
     fd = _sealed_file(payload, size)
     try:
@@ -63,15 +68,25 @@ def send(sock: socket.socket, header: Mapping[str, Any], payload: Sequence[memor
         os.close(fd)
 
 
-def _sealed_file(payload: Sequence[memoryview | bytes], size: int) -> int:
+def _size(part: Part) -> int:
+    return part.numel() if isinstance(part, torch.Tensor) else len(part)
+
+
+def _sealed_file(payload: Sequence[Part], size: int) -> int:
     fd = os.memfd_create("arcengine-payload", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         os.ftruncate(fd, size)
         with mmap.mmap(fd, size) as mapped:
             offset = 0
             for part in payload:
-                mapped[offset:offset + len(part)] = part
-                offset += len(part)
+                count = _size(part)
+                if isinstance(part, torch.Tensor) and count:  # straight from the device into the file
+                    window = torch.frombuffer(mapped, dtype=torch.uint8, count=count, offset=offset)
+                    window.copy_(part)
+                    del window  # the mapping closes only once no tensor views it
+                elif count:
+                    mapped[offset:offset + count] = part  # type: ignore[index]
+                offset += count
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_SEAL)
     except BaseException:
         os.close(fd)
@@ -79,8 +94,8 @@ def _sealed_file(payload: Sequence[memoryview | bytes], size: int) -> int:
     return fd
 
 
-def receive(sock: socket.socket, timeout_s: float | None = None, max_payload: int = 1 << 40) -> tuple[dict[str, Any],
-                                                                                                        bytearray]:
+def receive(sock: socket.socket, timeout_s: float | None = None,
+            max_payload: int = 1 << 40) -> tuple[dict[str, Any], Payload]:
     """The next message. ``timeout_s`` bounds the wait for the whole message (None: no bound)."""
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     prefix, fds = _read_prefix(sock, deadline)
@@ -130,7 +145,7 @@ def _read_prefix(sock: socket.socket, deadline: float | None) -> tuple[bytes, li
     return data, fds
 
 
-def _read_file(fd: int, size: int) -> bytearray:
+def _read_file(fd: int, size: int) -> mmap.mmap:
     """A payload file's bytes, once it is known to be a sealed memory file of the announced size."""
     try:
         seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
@@ -141,8 +156,8 @@ def _read_file(fd: int, size: int) -> bytearray:
         raise ChannelError("a payload file that can still change")
     if actual != size or size == 0:
         raise ChannelError(f"a payload file of {actual} bytes, announced as {size}")
-    with mmap.mmap(fd, size, prot=mmap.PROT_READ) as mapped:
-        return bytearray(mapped)
+    # Private: the judge's tensors view these pages without a copy, and a write to them stays the judge's own.
+    return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 
 
 def _wait_until(sock: socket.socket, deadline: float | None) -> None:
@@ -175,19 +190,20 @@ def _read(sock: socket.socket, size: int, deadline: float | None) -> bytearray:
 # ---------------------------------------------------------------- tensors
 
 
-def pack_tensors(tensors: Sequence[torch.Tensor]) -> tuple[list[dict[str, Any]], list[memoryview]]:
-    """Host copies of plain tensors: their metadata for the header and their bytes for the payload."""
-    meta, parts = [], []
+def pack_tensors(tensors: Sequence[torch.Tensor]) -> tuple[list[dict[str, Any]], list[Part]]:
+    """Plain tensors' metadata for the header and their bytes for the payload (flat uint8 views, where they are:
+    ``send`` copies them once, to the socket or the memory file)."""
+    meta: list[dict[str, Any]] = []
+    parts: list[Part] = []
     for tensor in tensors:
-        host = tensor.detach().to("cpu").contiguous()
-        raw = host.reshape(-1).view(torch.uint8).numpy()
-        meta.append({"dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape),
-                     "nbytes": int(raw.nbytes)})
-        parts.append(memoryview(raw).cast("B"))
+        flat = tensor.detach().contiguous().reshape(-1).view(torch.uint8)
+        meta.append({"dtype": str(tensor.dtype).removeprefix("torch."), "shape": list(tensor.shape),
+                     "nbytes": int(flat.numel())})
+        parts.append(flat)
     return meta, parts
 
 
-def unpack_tensors(meta: Sequence[Mapping[str, Any]], payload: bytearray | memoryview) -> list[torch.Tensor]:
+def unpack_tensors(meta: Sequence[Mapping[str, Any]], payload: Payload) -> list[torch.Tensor]:
     """The tensors ``pack_tensors`` sent, rebuilt on the CPU; ChannelError if the metadata does not fit."""
     tensors, offset = [], 0
     for item in meta:

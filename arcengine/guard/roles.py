@@ -67,7 +67,7 @@ class RemoteRole:
         return cls(role, pid, sock)
 
     def request(self, command: Mapping[str, Any], timeout_s: float,
-                max_payload: int = 1 << 20) -> tuple[dict[str, Any], bytearray]:
+                max_payload: int = 1 << 20) -> tuple[dict[str, Any], channel.Payload]:
         self.begin(command)
         return self.finish(timeout_s, max_payload)
 
@@ -81,7 +81,7 @@ class RemoteRole:
         except OSError:
             raise WorkerLost(self.death_reason()) from None
 
-    def finish(self, timeout_s: float, max_payload: int = 1 << 20) -> tuple[dict[str, Any], bytearray]:
+    def finish(self, timeout_s: float, max_payload: int = 1 << 20) -> tuple[dict[str, Any], channel.Payload]:
         """The reply to the last request; WorkerLost if it does not come in time, or is not one."""
         if self.closed:
             raise WorkerLost(f"the {self.role}'s process is gone")
@@ -134,7 +134,7 @@ class RemoteRole:
             offset += size
         return replies
 
-    def _reply(self, header: Mapping[str, Any], payload: bytearray | memoryview) -> Reply:
+    def _reply(self, header: Mapping[str, Any], payload: channel.Payload) -> Reply:
         failure = header.get("failure")
         if failure is not None:
             return Reply(str(failure), seconds=number(header.get("seconds")) or 0.0)
@@ -209,7 +209,7 @@ def _payload_bytes(call: object) -> int:
         return 0  # _rebuild refuses it
 
 
-def _rebuild(header: Mapping[str, Any], payload: bytearray | memoryview) -> object:
+def _rebuild(header: Mapping[str, Any], payload: channel.Payload) -> object:
     described = header["outputs"]
     if not isinstance(described, list):
         raise channel.ChannelError("outputs that are not a list")

@@ -151,7 +151,7 @@ class Worker:
 
     # ------------------------------------------------------------ load
 
-    def load(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+    def load(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """Compile (in a fork, before CUDA), take the device, import the reference and the module."""
         started = perf_counter()
         seconds: dict[str, float] = {}
@@ -217,7 +217,7 @@ class Worker:
 
     # ------------------------------------------------------------ calls
 
-    def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+    def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs."""
         assert self.reference is not None and self.run is not None
         axes = self.workloads[int(command["workload"])]
@@ -242,7 +242,7 @@ class Worker:
         return {"seconds": held.seconds, "failure": failure, "outputs": outputs,
                 "single": not isinstance(out, tuple | list)}, payload
 
-    def time(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+    def time(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """A block of timed calls, one per seed, each on fresh inputs of its own, and their times. With ``hold``
         the calls' outputs wait for ``audit``: the judge draws what it looks at only after this reply."""
         assert self.reference is not None and self.run is not None
@@ -281,7 +281,7 @@ class Worker:
             self.held = [_Held(call.out, inputs, None, seconds) for call, inputs in zip(timed, calls, strict=True)]
         return {"times": times, "seconds": seconds, "failure": failure}, []
 
-    def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+    def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """The held block's conduct (inputs unchanged; the seal intact, where asked) and, per call, its outputs'
         elements at the positions its sample seed draws (see correctness.sample_output)."""
         held, self.held = self.held, []
@@ -289,7 +289,7 @@ class Worker:
         if not held or len(samples) != len(held):
             return {"failure": "the harness asked to audit calls that are not held", "failed_at": 0}, []
         replies: list[dict[str, Any]] = []
-        payload: list[memoryview] = []
+        payload: list[channel.Part] = []
         for i, (call, sample) in enumerate(zip(held, samples, strict=True)):
             failure = self._conduct(call, bool(command.get("seal")) and i == len(held) - 1)
             outputs, parts, shipped = _ship(call.out, self.device, sample) if failure is None else ([], [], None)
@@ -328,7 +328,7 @@ class Worker:
             return f"{self.role} left a thread running after returning (started with _thread, unnamed)"
         return None
 
-    def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[memoryview]]:
+    def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """The timer's kind and conduct, and what this worker's requests cost it since the last time asked (the
         guard's own cost per call, for the record)."""
         timer = self.timer
@@ -370,7 +370,7 @@ def _copied(out: object) -> object:
 
 
 def _ship(out: object, device: torch.device,
-          sample: int | None = None) -> tuple[list[dict[str, Any]], list[memoryview], str | None]:
+          sample: int | None = None) -> tuple[list[dict[str, Any]], list[channel.Part], str | None]:
     """The outputs as the judge will rebuild them: plain tensors on this worker's device (or, with ``sample``,
     their elements at the positions it draws, and their shapes), or plain numbers."""
     items = list(out) if isinstance(out, tuple | list) else [out]

@@ -34,8 +34,11 @@ def test_a_large_payload_travels_in_a_sealed_file_and_arrives_whole(pair: tuple[
     before = _open_fds()
     channel.send(a, {"meta": meta}, parts)
     header, payload = channel.receive(b, 5.0)
-    assert torch.equal(channel.unpack_tensors(header["meta"], payload)[0], tensor)
-    assert _open_fds() == before  # neither end keeps the file
+    back = channel.unpack_tensors(header["meta"], payload)[0]
+    assert torch.equal(back, tensor)
+    back.add_(1)  # the judge's view of the file is private: writing to it is allowed, and changes nothing else
+    del back, payload
+    assert _open_fds() == before  # neither end keeps the file once the payload is dropped
 
 
 def _send_raw(sock: socket.socket, payload_size: int, in_file: int, fds: list[int]) -> None:
