@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -791,11 +792,23 @@ def test_every_child_draws_its_own_inputs_unless_pinned(tmp_path: Path) -> None:
     assert pinned == {11}
 
 
-def test_a_reply_the_workers_harness_did_not_write_is_refused() -> None:
-    # A frame forged by candidate code that found its socket carries no or the wrong request number.
+FakeWorker = tuple[RemoteRole, socket.socket]
+
+
+@pytest.fixture
+def fake_worker() -> Iterator[FakeWorker]:
+    """The judge's handle on a worker, and the worker's end of the socket, played by the test itself."""
     judge_end, worker_end = socket.socketpair()
     remote = RemoteRole("candidate", os.getpid(), judge_end)
     remote.kill = lambda: None  # type: ignore[method-assign]  # the test's own process stands in for the worker
+    yield remote, worker_end
+    worker_end.close()
+    judge_end.close()
+
+
+def test_a_reply_the_workers_harness_did_not_write_is_refused(fake_worker: FakeWorker) -> None:
+    # A frame forged by candidate code that found its socket carries no or the wrong request number.
+    remote, worker_end = fake_worker
     remote.begin({"op": "call"})
     command, _ = channel.receive(worker_end, 5.0)
     channel.send(worker_end, {"id": command["id"] + 1, "us": 0.001, "failure": None, "outputs": []})
@@ -805,14 +818,10 @@ def test_a_reply_the_workers_harness_did_not_write_is_refused() -> None:
     command, _ = channel.receive(worker_end, 5.0)
     channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "outputs": []})
     assert remote.finish(5.0)[0]["us"] == 1.0
-    worker_end.close()
-    judge_end.close()
 
 
-def test_a_sample_of_a_shape_that_is_not_one_is_refused() -> None:
-    judge_end, worker_end = socket.socketpair()
-    remote = RemoteRole("candidate", os.getpid(), judge_end)
-    remote.kill = lambda: None  # type: ignore[method-assign]  # the test's own process stands in for the worker
+def test_a_sample_of_a_shape_that_is_not_one_is_refused(fake_worker: FakeWorker) -> None:
+    remote, worker_end = fake_worker
     meta, payload = channel.pack_tensors([torch.ones(4)])
     for shape, readable in (([2, 2], True), ("2x2", False), ([2, -2], False), ([2.0, 2], False)):
         remote.begin({"op": "audit"})
@@ -825,14 +834,10 @@ def test_a_sample_of_a_shape_that_is_not_one_is_refused() -> None:
         else:
             with pytest.raises(WorkerLost, match="cannot read"):
                 remote._reply(*remote.finish(5.0, 1 << 20))
-    worker_end.close()
-    judge_end.close()
 
 
-def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused() -> None:
-    judge_end, worker_end = socket.socketpair()
-    remote = RemoteRole("candidate", os.getpid(), judge_end)
-    remote.kill = lambda: None  # type: ignore[method-assign]  # the test's own process stands in for the worker
+def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused(fake_worker: FakeWorker) -> None:
+    remote, worker_end = fake_worker
     for times, failure, accepted in (([1.0, 2.0], None, True), ([1.0], "raised", True), ([1.0], None, False),
                                      ([1.0, 2.0, 3.0], None, False), ([1.0, -2.0], None, False),
                                      (["1"], "raised", False)):
@@ -844,8 +849,6 @@ def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused() -> None:
             with pytest.raises(WorkerLost, match="times that are not"):
                 remote.time({"seeds": [1, 2]}, 5.0)
         assert channel.receive(worker_end, 5.0)[0]["op"] == "time"
-    worker_end.close()
-    judge_end.close()
 
 
 def test_tensors_cross_the_channel_as_bytes_and_bad_metadata_is_refused() -> None:
