@@ -591,13 +591,10 @@ class _Blocks:
             if self.size > 1:  # a held block keeps every call's inputs, their snapshot and its outputs alive
                 inputs = self.judge._make_inputs(self.workload, self.base)
                 outputs = self.judge._reference_run(inputs)
-                weight = 2 * _bytes(inputs) + _bytes(outputs if isinstance(outputs, tuple | list) else (outputs,))
+                weight = 2 * correctness.tensor_bytes(inputs) + correctness.tensor_bytes(
+                    correctness.output_tensors(outputs))
                 self.size = max(1, min(self.size, BLOCK_BYTES // max(weight, 1)))
         return self.size
-
-
-def _bytes(values: Sequence[object]) -> int:
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
 def _with_allowance(lost: WorkerLost, first: bool) -> str:

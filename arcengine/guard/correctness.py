@@ -282,6 +282,11 @@ def _values(value: object) -> object:
 # ---------------------------------------------------------------- allocator poisoning
 
 
+def tensor_bytes(values: Iterable[object]) -> int:
+    """What the tensors among ``values`` weigh, in bytes."""
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
 def output_tensors(value: object) -> list[torch.Tensor]:
     items = value if isinstance(value, tuple | list) else (value,)
     return [t for t in items if isinstance(t, torch.Tensor)]

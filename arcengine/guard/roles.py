@@ -234,6 +234,5 @@ def _tensor(entry: Mapping[str, Any], tensor: torch.Tensor) -> object:
 def max_payload(expected: object) -> int:
     """What a reply may weigh: the reference's outputs, with room for a wrong dtype, plus headroom."""
     items = expected if isinstance(expected, tuple | list) else (expected,)
-    tensors = [item.values if isinstance(item, correctness.Sample) else item for item in items]
-    nbytes = sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+    nbytes = correctness.tensor_bytes(item.values if isinstance(item, correctness.Sample) else item for item in items)
     return 8 * nbytes + (1 << 20)
