@@ -44,6 +44,13 @@ class WorkloadResult(BaseModel):
     reps: int | None = None  # timed rounds
     rel_se: float | None = None  # relative standard error of the candidate's median
     harness: dict[str, float] = Field(default_factory=dict)  # how the timer itself behaved (head start, ...)
+    # What a user would otherwise run (see arcengine.guard.baselines): the fastest correct route ("reference"
+    # where none is declared or correct), its time, and the candidate's gain over it.
+    baseline_route: str | None = None
+    baseline_time_us: float | None = None
+    speedup_over_baseline: float | None = None
+    baseline_times_us: dict[str, float] = Field(default_factory=dict)  # every correct route, where timed here
+    baseline_failures: dict[str, str] = Field(default_factory=dict)  # the routes that were not correct here
 
 
 # Empty lists and dicts come from default_factory: pydantic deep-copies a literal [] or {} default for every
@@ -126,6 +133,8 @@ class CandidateDecided(_Event):
     correct: bool
     speedup: float | None = None  # geometric mean over visible workloads, vs the reference
     held_out_speedup: float | None = None
+    speedup_over_baseline: float | None = None  # geometric mean over visible workloads, vs the baseline
+    held_out_speedup_over_baseline: float | None = None
     vs_incumbent: float | None = None  # geometric mean of paired incumbent/candidate time ratios
     vs_incumbent_interval: tuple[float, float] | None = None  # its 95% bootstrap interval
     confirmed: bool | None = None  # a second, fresh child agreed (it runs for a KEEP and for a suspicious pass)

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from arcengine.errors import UserError
+from arcengine.guard.baselines import COMPILE_MODES
 
 SHIPPED_PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 # Input distributions of the correctness gate (arcengine.guard.distributions); a problem may add its own.
 DEFAULT_DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed", "large", "small")
+COMPILE_ROUTES = tuple(COMPILE_MODES)  # baseline routes that need no baseline.py
 
 
 class ProblemError(UserError):
@@ -57,6 +59,18 @@ class Problem:
     cpu_unsupported: str | None = None  # why the problem cannot run on a CPU (None: it can, on cpu_workloads)
     entry: str = "run"  # what a candidate module defines: run(*inputs), or ModelNew for KernelBench problems
     extra: dict[str, Any] = field(default_factory=dict)
+    # What a user would otherwise run (see arcengine.guard.baselines), on a GPU and on the CPU; () on a device:
+    # none declared, and the reference stands in for it.
+    baseline_routes: tuple[str, ...] = ()
+    cpu_baseline_routes: tuple[str, ...] = ()
+
+    def baseline_routes_for(self, device: str) -> tuple[str, ...]:
+        return self.cpu_baseline_routes if device == "cpu" else self.baseline_routes
+
+    @property
+    def baseline_path(self) -> Path:
+        """The library routes' functions (optional: torch.compile routes need none)."""
+        return self.directory / "baseline.py"
 
     @property
     def reference_path(self) -> Path:
@@ -184,6 +198,39 @@ def _workloads(entries: Any, default_dtype: str, where: str, required: bool = Tr
     return workloads
 
 
+def _baseline_routes(table: Any, directory: Path, where: Path) -> dict[str, tuple[str, ...]]:
+    """``[baseline]``: ``routes`` (GPU) and ``cpu_routes`` (default: the routes that are not torch.compile, whose
+    C++ build on a CPU takes longer than the candidates it is compared with). Each route is checked to exist."""
+    if not isinstance(table, dict) or not set(table) <= {"routes", "cpu_routes"}:
+        raise ProblemError(f"{where}: [baseline] takes routes and cpu_routes only")
+    found = {}
+    for key in ("routes", "cpu_routes"):
+        names = table.get(key)
+        if names is None:
+            continue
+        if not isinstance(names, list) or not all(isinstance(name, str) and name for name in names):
+            raise ProblemError(f"{where}: [baseline] {key} must be a list of route names")
+        found[key] = tuple(dict.fromkeys(names))
+    routes = found.get("routes", ())
+    cpu_routes = found.get("cpu_routes", tuple(name for name in routes if name not in COMPILE_ROUTES))
+    library = {name for name in routes + cpu_routes if name not in COMPILE_ROUTES}
+    defined = _functions(directory / "baseline.py") if library else set()
+    missing = sorted(library - defined)
+    if missing:
+        raise ProblemError(f"{where}: baseline route(s) {', '.join(missing)} not defined in {directory / 'baseline.py'}"
+                           f" (or name {' / '.join(COMPILE_ROUTES)})")
+    return {"baseline_routes": routes, "cpu_baseline_routes": cpu_routes}
+
+
+def _functions(path: Path) -> set[str]:
+    """The top-level functions a Python file defines (none if it is missing or does not parse)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
 def load_problem(spec: str | Path) -> Problem:
     directory = resolve_problem_dir(spec)
     toml_path = directory / "problem.toml"
@@ -218,6 +265,7 @@ def load_problem(spec: str | Path) -> Problem:
             deterministic=bool(data.get("deterministic", True)),
             cpu_unsupported=str(data["cpu_unsupported"]) if data.get("cpu_unsupported") else None,
             entry=str(data.get("entry", "run")),
+            **_baseline_routes(data.get("baseline", {}), directory, toml_path),
         )
     except KeyError as error:
         raise ProblemError(f"{toml_path}: missing key {error.args[0]!r}") from None

@@ -34,7 +34,17 @@ from typing import Any
 
 import torch
 
-from arcengine.guard import ceilings, correctness, distributions, precompile, process, roles, timing, worker
+from arcengine.guard import (
+    baselines,
+    ceilings,
+    correctness,
+    distributions,
+    precompile,
+    process,
+    roles,
+    timing,
+    worker,
+)
 from arcengine.guard.correctness import Comparison, Tolerance, describe_exception
 from arcengine.guard.roles import RemoteRole, WorkerLost
 from arcengine.guard.timing import CallError, TimingConfig
@@ -42,8 +52,8 @@ from arcengine.guard.worker import load_module, make_inputs
 
 WORKER_ROLES = ("reference", *worker.ROLE_MODULES)
 # Where a child's time goes: loading, waiting for its compiler and for its turn on the device (gated children),
-# compiling at first calls, checking, timing.
-PHASES = ("load", "precompile", "wait", "compile", "correctness", "timing")
+# compiling at first calls, checking, timing; checking the baseline's routes (their compilation included).
+PHASES = ("load", "precompile", "wait", "compile", "correctness", "baseline", "timing")
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
 SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks, those after which the harness seal is checked
 BLOCK_BYTES = 2 << 30  # what a block of timed calls may hold on the device (inputs, snapshots, outputs)
@@ -74,6 +84,14 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class Baseline:
+    """The baseline's routes (see arcengine.guard.baselines) and the file of the library ones ("": none)."""
+
+    routes: tuple[str, ...]
+    module: str = ""
+
+
+@dataclass(frozen=True)
 class Spec:
     mode: str
     device: str
@@ -90,6 +108,7 @@ class Spec:
     deterministic: bool = True  # two runs on the same inputs must agree bit for bit
     gate: str | None = None  # with one: prepare, then use the device only once the engine opens it
     input_salt: int | None = None  # pins the inputs (tests, reproductions); otherwise drawn fresh per child
+    baseline: Baseline | None = None  # routes to check and time beside the reference (None: not this child)
 
 
 def parse_spec(raw: Mapping[str, object]) -> Spec:
@@ -132,7 +151,16 @@ def _parse(raw: Mapping[str, object]) -> Spec:
         deterministic=bool(raw.get("deterministic", True)),
         gate=str(raw["gate"]) if raw.get("gate") else None,
         input_salt=int(raw["input_salt"]) if raw.get("input_salt") is not None else None,  # type: ignore[call-overload]
+        baseline=_baseline(raw.get("baseline")),
     )
+
+
+def _baseline(raw: object) -> Baseline | None:
+    if not raw:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("routes"), list) or not raw["routes"]:
+        raise SpecError(f"baseline must name its routes, got {raw!r}")
+    return Baseline(tuple(str(route) for route in raw["routes"]), str(raw.get("module") or ""))
 
 
 def _workload(item: Mapping[str, object]) -> Workload:
@@ -176,8 +204,14 @@ class WorkloadRecord:
     incumbent_time_us: float | None = None
     reps: int | None = None
     rel_se: float | None = None
+    ref_rel_se: float | None = None  # of the reference's median: how a later child's reference is compared
     paired_ratios: list[float] = field(default_factory=list)
     harness: dict[str, float] = field(default_factory=dict)
+    baseline_times_us: dict[str, float] = field(default_factory=dict)  # per correct route, its median
+    baseline_failures: dict[str, str] = field(default_factory=dict)  # per route that failed here, why
+    baseline_route: str | None = None  # the fastest correct route: the workload's baseline
+    baseline_time_us: float | None = None
+    baseline_paired_ratios: list[float] = field(default_factory=list)  # per round, baseline/candidate
 
     def absorb(self, comparison: Comparison) -> None:
         """Keep the worst error and the lowest matched ratio over the seeds."""
@@ -211,6 +245,8 @@ class Evaluation:
         self.reference: ModuleType | None = None
         self.timer_kind: str | None = None
         self.incumbent_failure: str | None = None
+        self.baseline_failure: str | None = None  # why no route of the baseline could be judged at all
+        self.routes: dict[int, list[str]] = {}  # per workload, the baseline's routes still correct there
         self.records: list[WorkloadRecord] = []
         self.seconds: dict[str, float] = {}
         self.compiler: dict[str, float] = {}  # a gated child's compiler: seconds per step, and its exit
@@ -221,6 +257,7 @@ class Evaluation:
         self.failed_workload: Workload | None = None
         self.call_limit_s: dict[int, float] = {}  # per workload, from the reference's own time
         self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
+        self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
         salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
         self.input_salt = salt  # fresh in every child unless pinned: no answer can be cached across children
 
@@ -267,11 +304,13 @@ class Evaluation:
 
     def _timed(self, stage: str, step: Callable[[], bool]) -> bool:
         self.stage = stage
-        started, compile_before = perf_counter(), self.seconds.get("compile", 0.0)
+        apart = ("compile", "baseline")  # the candidate's first calls (JIT compilation) and the baseline's checks
+        started, before = perf_counter(), sum(self.seconds.get(phase, 0.0) for phase in apart)
         try:
             return step()
-        finally:  # the candidate's first calls (JIT compilation) are a phase of their own
-            self.seconds[stage] = perf_counter() - started - (self.seconds.get("compile", 0.0) - compile_before)
+        finally:  # are phases of their own
+            inside = sum(self.seconds.get(phase, 0.0) for phase in apart) - before
+            self.seconds[stage] = perf_counter() - started - inside
 
     # ------------------------------------------------------------ load
 
@@ -288,19 +327,27 @@ class Evaluation:
 
     def _begin_loading_workers(self) -> None:
         """Each worker compiles, takes the device and imports its module, side by side (see _load_workers)."""
-        paths = {"reference": self.spec.reference, "candidate": self.spec.candidate, "incumbent": self.spec.incumbent}
+        baseline = self.spec.baseline
+        paths = {"reference": self.spec.reference, "candidate": self.spec.candidate, "incumbent": self.spec.incumbent,
+                 "baseline": baseline.module if baseline else None}
+        wanted = {"reference", "candidate", *(["incumbent"] if self.spec.incumbent else []),
+                  *(["baseline"] if baseline else [])}
         for role, remote in list(self.workers.items()):
-            if not paths.get(role):
+            if role not in wanted:
                 remote.close()
                 del self.workers[role]
+        if baseline is not None:
+            self.routes = {w.index: list(baseline.routes) for w in self.spec.workloads}
         common = {"device": self.spec.device, "reference": self.spec.reference, "precompile": bool(self.spec.gate),
                   "seed": self.input_salt,
                   "workloads": [{"index": w.index, "axes": w.axes} for w in self.spec.workloads]}
         for role, remote in self.workers.items():  # all start before any is waited for
-            # The reference is PyTorch the problem ships: nothing of it to compile ahead.
-            precompiled = common["precompile"] and role != "reference"
+            # The reference and the baseline are code the problem ships: nothing of them to compile ahead.
+            precompiled = common["precompile"] and role in worker.CANDIDATE_ROLES
+            routes = list(baseline.routes) if baseline and role == "baseline" else []
             with contextlib.suppress(WorkerLost):  # a worker already gone is told when its reply is awaited
-                remote.begin({"op": "load", "module": paths[role], **common, "precompile": precompiled})
+                remote.begin({"op": "load", "module": paths[role], **common, "precompile": precompiled,
+                              "routes": routes})
 
     def _load_workers(self, started: float) -> bool:
         """The workers' loads awaited; False if the candidate did not load (the incumbent that does not is
@@ -320,6 +367,9 @@ class Evaluation:
         if incumbent is not None and not incumbent.get("ok"):
             self.incumbent_failure = str(incumbent.get("failure"))
             self.workers.pop("incumbent").close()
+        baseline = replies.get("baseline")
+        if baseline is not None and not baseline.get("ok"):
+            self._drop_baseline(f"the baseline did not load: {baseline.get('failure')}")
         if candidate.get("harness"):
             self.ok = False
         if not candidate.get("ok"):
@@ -372,6 +422,7 @@ class Evaluation:
         self._learn_call_limit(workload, perf_counter() - called)
         command = {"workload": workload.index, "seed": drawn, "distribution": distribution, "seal": True,
                    "poison": [t.numel() * t.element_size() for t in correctness.output_tensors(expected)]}
+        self._check_baseline(workload, {**command, "seal": False, "poison": []}, expected, record)
         reply = self._call_candidate(workload, command, expected)
         if reply.failure is not None:
             return reply.failure
@@ -407,6 +458,41 @@ class Evaluation:
             self.seconds["compile"] = self.seconds.get("compile", 0.0) + reply.seconds
         return reply
 
+    def _check_baseline(self, workload: Workload, command: Mapping[str, Any], expected: object,
+                        record: WorkloadRecord) -> None:
+        """Each of the baseline's routes still correct on this workload, on the case's inputs: a route that fails
+        (wrong, raised, too slow to compile) is no baseline here, and the record says why."""
+        remote = self.workers.get("baseline")
+        if remote is None:
+            return
+        started = perf_counter()
+        for route in list(self.routes[workload.index]):
+            first = (workload.index, route) not in self.compiled_routes  # its compilation: baseline time, untimed
+            limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
+            try:
+                reply = remote.call({**command, "route": route}, limit, roles.max_payload(expected))
+            except WorkerLost as lost:
+                self._drop_baseline(f"the baseline {_with_allowance(lost, first)}")
+                break
+            self.compiled_routes.add((workload.index, route))
+            failure = reply.failure or correctness.compare_outputs(
+                self._on_device(reply.outputs), expected, self.spec.tolerance).failure
+            if failure is not None:
+                self._drop_route(workload, route, record, failure)
+        self.seconds["baseline"] = self.seconds.get("baseline", 0.0) + perf_counter() - started
+
+    def _drop_route(self, workload: Workload, route: str, record: WorkloadRecord, failure: str) -> None:
+        self.routes[workload.index].remove(route)
+        record.baseline_failures[route] = failure
+
+    def _drop_baseline(self, reason: str) -> None:
+        """No route can be judged any more: the reference stands in for the baseline, and the result says why."""
+        self.baseline_failure = self.baseline_failure or reason
+        self.routes = {index: [] for index in self.routes}
+        remote = self.workers.pop("baseline", None)
+        if remote is not None:
+            remote.close()
+
     def _learn_call_limit(self, workload: Workload, reference_s: float) -> None:
         limit = min(CALL_LIMIT_CAP_S, max(CALL_LIMIT_FLOOR_S, CALL_LIMIT_FACTOR * reference_s))
         self.call_limit_s[workload.index] = max(limit, self.call_limit_s.get(workload.index, 0.0))
@@ -429,7 +515,8 @@ class Evaluation:
         return True
 
     def _time_workload(self, workload: Workload, record: WorkloadRecord) -> str | None:
-        roles_now = list(self.workers)
+        routes = [baselines.role_of(route) for route in self.routes.get(workload.index, [])]
+        roles_now = [role for role in self.workers if role != "baseline"] + routes
         rng = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:{workload.index}")
         started = perf_counter()
         try:
@@ -437,6 +524,12 @@ class Evaluation:
         except CallError as exc:
             if exc.role == "reference":
                 raise HarnessError(f"the reference failed during timing on {workload.label}: {exc.message}") from exc
+            route = baselines.route_of(exc.role)
+            if route is not None:  # that route is no baseline here; time the others again without it
+                self._drop_route(workload, route, record, f"failed during timing: {exc.message}")
+                if self.workers["baseline"].closed:
+                    self._drop_baseline(f"the baseline's worker was lost during timing: {exc.message}")
+                return self._time_workload(workload, record)
             if exc.role != "incumbent":
                 return f"{exc.role} failed during timing: {exc.message}"
             # The incumbent broke: say so, and time the candidate against the reference alone.
@@ -465,9 +558,11 @@ class Evaluation:
         """One visit of a role: its block of calls timed, and the candidate's audited; CallError if another
         role fails."""
         candidate = role == "candidate"
-        command = {"workload": workload.index, "seeds": seeds, "hold": candidate, "check_inputs": candidate}
+        command = {"workload": workload.index, "seeds": seeds, "hold": candidate, "check_inputs": candidate,
+                   "route": baselines.route_of(role)}
+        remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
-            timed = self.workers[role].time(command, limit * len(seeds))
+            timed = remote.time(command, limit * len(seeds))
             measured = [timing.Measured(us) for us in timed.times]
             if timed.failure is None and candidate:
                 measured = self._audit(workload, seeds, limit * len(seeds), audits, timed.times)
@@ -502,7 +597,16 @@ class Evaluation:
         record.incumbent_time_us = measured.median_us("incumbent")
         record.reps = measured.rounds
         record.rel_se = measured.rel_se("candidate")
+        record.ref_rel_se = measured.rel_se("reference")
         record.paired_ratios = measured.paired_ratios("incumbent", "candidate")
+        for route in self.routes.get(record.index, []):
+            median = measured.median_us(baselines.role_of(route))
+            if median is not None:
+                record.baseline_times_us[route] = median
+        if record.baseline_times_us:
+            fastest = min(record.baseline_times_us, key=record.baseline_times_us.__getitem__)
+            record.baseline_route, record.baseline_time_us = fastest, record.baseline_times_us[fastest]
+            record.baseline_paired_ratios = measured.paired_ratios(baselines.role_of(fastest), "candidate")
 
     # ------------------------------------------------------------ helpers
 
@@ -551,6 +655,7 @@ class Evaluation:
             "stage": self.stage,
             "workloads": [asdict(record) for record in self.records],
             "incumbent_failure": self.incumbent_failure,
+            "baseline_failure": self.baseline_failure,
             "device": {**self.device_info, "timer": self.timer_kind} if self.device_info else None,
             "seconds": {key: self.seconds.get(key, 0.0) for key in PHASES},
             "compiler": self.compiler,

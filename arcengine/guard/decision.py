@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from arcengine.events import Decision, WorkloadResult
+from arcengine.guard.baseline_times import REFERENCE_ROUTE, BaselineTime
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
 from arcengine.problem import Problem, Workload
 
@@ -51,6 +52,8 @@ class Verdict:
     held_out_speedup: float | None = None
     vs_incumbent: float | None = None
     workloads: tuple[WorkloadResult, ...] = ()
+    speedup_over_baseline: float | None = None  # geometric mean over visible workloads, vs the baseline
+    held_out_speedup_over_baseline: float | None = None
     failure_held_out: bool = False
     vs_incumbent_interval: tuple[float, float] | None = None  # 95% bootstrap interval of vs_incumbent
     suspicious: str | None = None  # why this pass is too good to believe from one child (set on passes only)
@@ -65,7 +68,32 @@ def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) ->
     return roofline_seconds(flops, nbytes, ceilings.flops_per_s, ceilings.bytes_per_s) * 1e6
 
 
-def _measured(entry: dict[str, Any], workload: Workload, floor: float) -> WorkloadResult:
+def _over_baseline(entry: dict[str, Any], speedup: float | None, floor: float,
+                   kept: BaselineTime | None) -> dict[str, Any]:
+    """The workload's baseline and the candidate's gain over it: timed in this child (paired); else read through
+    the reference from a child that timed it, if this child's reference agrees with that one's; else, where no
+    route is declared or correct, the reference stands in and says so."""
+    time_us = entry.get("time_us")
+    found: dict[str, Any] = {"baseline_times_us": entry.get("baseline_times_us") or {},
+                             "baseline_failures": entry.get("baseline_failures") or {}}
+    if speedup is None or not time_us:
+        return found
+    if entry.get("baseline_time_us"):
+        base_us = float(entry["baseline_time_us"])
+        return {**found, "baseline_route": entry.get("baseline_route"), "baseline_time_us": base_us,
+                "speedup_over_baseline": base_us / max(time_us, floor)}
+    if kept is not None:
+        if not kept.agrees(entry.get("ref_time_us"), entry.get("ref_rel_se")):
+            return found  # the reference moved since the baseline was timed: no figure rather than a wrong one
+        ratio = kept.time_us / kept.ref_time_us
+        return {**found, "baseline_route": kept.route, "baseline_time_us": ratio * entry["ref_time_us"],
+                "speedup_over_baseline": speedup * ratio}
+    return {**found, "baseline_route": REFERENCE_ROUTE, "baseline_time_us": entry.get("ref_time_us"),
+            "speedup_over_baseline": speedup}
+
+
+def _measured(entry: dict[str, Any], workload: Workload, floor: float,
+              kept: BaselineTime | None = None) -> WorkloadResult:
     time_us, ref_us = entry.get("time_us"), entry.get("ref_time_us")
     speedup = sol = None
     if time_us and ref_us:
@@ -76,7 +104,7 @@ def _measured(entry: dict[str, Any], workload: Workload, floor: float) -> Worklo
         correct=bool(entry.get("correct")), failure=entry.get("failure"), max_abs_err=entry.get("max_abs_err"),
         time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.get("incumbent_time_us"),
         speedup=speedup, sol_score=sol, reps=entry.get("reps"), rel_se=entry.get("rel_se"),
-        harness=entry.get("harness") or {},
+        harness=entry.get("harness") or {}, **_over_baseline(entry, speedup, floor, kept),
     )
 
 
@@ -101,6 +129,15 @@ def paired_gain(ratios: list[list[float]], seed: int = 0) -> tuple[float, float,
     return point, float(interval.low), float(interval.high)
 
 
+def _geomeans(results: tuple[WorkloadResult, ...], figure: str) -> tuple[float | None, float | None]:
+    """A figure's geometric mean over the visible workloads that have it, and over the held-out ones."""
+    means: list[float | None] = []
+    for held_out in (False, True):
+        values = [value for w in results if w.held_out == held_out and (value := getattr(w, figure))]
+        means.append(geometric_mean(values) if values else None)
+    return means[0], means[1]
+
+
 def _label(w: WorkloadResult) -> str:
     return ", ".join(f"{k}={v}" for k, v in w.axes.items())
 
@@ -112,11 +149,15 @@ def judge(
     thresholds: Thresholds,
     ceilings: Ceilings | None,
     has_incumbent: bool,
+    baselines: dict[int, BaselineTime] | None = None,
 ) -> Verdict:
-    """The decision for a child that wrote a result (crashes and timeouts are judged by the caller)."""
+    """The decision for a child that wrote a result (crashes and timeouts are judged by the caller).
+    ``baselines``: the baseline times a child that did not time the baseline reads its gains through."""
     by_index = {w.index: w for w in workloads}
     floors = {w.index: floor_us(problem, w, ceilings) for w in workloads}
-    results = tuple(_measured(e, by_index[e["index"]], floors[e["index"]]) for e in result.get("workloads", []))
+    kept = baselines or {}
+    results = tuple(_measured(e, by_index[e["index"]], floors[e["index"]], kept.get(e["index"]))
+                    for e in result.get("workloads", []))
     # Every workload must have been checked and say correct, whatever the child's summary claims.
     complete = {w.index for w in results if w.correct} == set(by_index)
     if not result.get("correct") or not complete:
@@ -130,23 +171,22 @@ def judge(
                       f"({floor:.2f} us)")
             # On a held-out workload the reason describes it (axes, time, floor): flagged so agents see none of it.
             return Verdict("REVERT", reason, False, workloads=results, failure_held_out=w.held_out)
-    visible = [w.speedup for w in results if not w.held_out and w.speedup]
-    held_out = [w.speedup for w in results if w.held_out and w.speedup]
-    speedup = geometric_mean(visible) if visible else None
-    held_out_speedup = geometric_mean(held_out) if held_out else None
+    speedup, held_out_speedup = _geomeans(results, "speedup")
+    over_baseline, held_out_over_baseline = _geomeans(results, "speedup_over_baseline")
     suspicious, suspects = _suspicion(results, floors, thresholds.suspicious_speedup)
+    gains = {"speedup_over_baseline": over_baseline, "held_out_speedup_over_baseline": held_out_over_baseline}
     if not has_incumbent:
         return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results,
-                       suspicious=suspicious, suspects=suspects)
+                       suspicious=suspicious, suspects=suspects, **gains)
     visible_entries = {e["index"]: e for e in result.get("workloads", []) if not by_index[e["index"]].held_out}
     ratios = [list(e.get("paired_ratios") or []) for e in visible_entries.values()]
     if not ratios or not all(ratios):
         return Verdict("REVERT", "no paired timing against the incumbent", True, speedup, held_out_speedup,
-                       None, results)
+                       None, results, **gains)
     ratio, low, high = paired_gain(ratios)
     shown = f"{ratio:.3f}x the incumbent (95% CI {low:.3f}-{high:.3f})"
     verdict = Verdict("REVERT", "", True, speedup, held_out_speedup, ratio, results,
-                      vs_incumbent_interval=(low, high))
+                      vs_incumbent_interval=(low, high), **gains)
     # KEEP only when the whole interval clears the margin: one lucky median is not evidence.
     if low >= 1.0 + thresholds.margin:
         return replace(verdict, decision="KEEP", reason=f"{shown}, beyond the {1 + thresholds.margin:.2f}x margin",

@@ -18,6 +18,7 @@ import structlog
 from arcengine.bus import Bus
 from arcengine.errors import UserError
 from arcengine.events import CandidateDecided, DeviceProfiled
+from arcengine.guard.baseline_times import BaselineCache, BaselineMode
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, confirm, judge
 from arcengine.guard.gate import check_source
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
@@ -93,8 +94,10 @@ class Worker:
 class Guard:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
                  timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None,
-                 memory_limit_gib: float | None = None, pipeline: bool = False) -> None:
+                 memory_limit_gib: float | None = None, pipeline: bool = False,
+                 baseline: BaselineMode = "once") -> None:
         self.problem = problem
+        self.baseline_mode = baseline  # when children time the baseline (see arcengine.guard.baseline_times)
         # A child whose resident memory passes this is killed (and fails with that reason).
         self.memory_limit = int(memory_limit_gib * 2**30) if memory_limit_gib else default_memory_limit()
         self.bus = bus
@@ -107,6 +110,7 @@ class Guard:
         self._env = {"TRITON_CACHE_DIR": str(cache_dir)} if cache_dir else {}
         self.device = "cpu"
         self.slots: list[Slot] = []  # one per worker, set by profile()
+        self.baselines = BaselineCache(baseline, declared=False)  # set by profile(), once the device is known
         self._queue: asyncio.PriorityQueue[Job] = asyncio.PriorityQueue()
         self._order = itertools.count()
         self._submitted: Counter[str] = Counter()
@@ -117,6 +121,7 @@ class Guard:
         CPU."""
         first = await self._profile_child(requested, env={})
         self.device = first["device"]["kind"]
+        self.baselines = BaselineCache(self.baseline_mode, bool(self.problem.baseline_routes_for(self.device)))
         if self.device == "cpu" and self.problem.cpu_unsupported:
             raise DeviceUnsupported(f"{self.problem.name} cannot run on the CPU: {self.problem.cpu_unsupported}")
         if self.device == "cpu":
@@ -218,8 +223,12 @@ class Guard:
         if job.written is not None:
             await job.written.wait()
 
-    def child_spec(self, candidate_path: Path, incumbent_path: Path | None, order: int) -> dict[str, Any]:
-        """What a child needs to judge one candidate (the launcher adds where to write the result)."""
+    def child_spec(self, candidate_path: Path, incumbent_path: Path | None, order: int,
+                   baseline: bool = False) -> dict[str, Any]:
+        """What a child needs to judge one candidate (the launcher adds where to write the result); with
+        ``baseline`` it checks and times the baseline's routes too."""
+        routes = self.problem.baseline_routes_for(self.device)
+        library = self.problem.baseline_path if self.problem.baseline_path.is_file() else None
         return {
             "mode": "evaluate",
             "device": self.device,
@@ -233,10 +242,14 @@ class Guard:
             "deterministic": self.problem.deterministic,
             "timing": TIMING[self.device],
             "rng_seed": self.rng_seed + order,
+            "baseline": {"routes": list(routes), "module": str(library) if library else None}
+            if baseline and routes else None,
         }
 
     async def _run_once(self, job: Job, worker: Worker, attempt: int) -> tuple[Verdict, ChildOutcome]:
-        spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1])
+        gpu = worker.slot.gpu
+        timed = attempt == 0 and self.baselines.wanted(gpu)  # a confirmation's figures need no baseline
+        spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1], baseline=timed)
         spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
         outcome = await worker.launcher.run(spec, device=self.device, timeout_s=self.timeout_s,
                                             env_extra={**self._env, **worker.slot.env}, turns=worker.turns)
@@ -246,8 +259,11 @@ class Guard:
             failure = f"harness failed: {result.get('failure') or 'unknown'}"
         if failure is not None:
             return Verdict("REVERT", failure, False), outcome
+        kept = {} if timed else self.baselines.kept(gpu)
         verdict = judge(result, self.problem, self.workloads, self.thresholds, worker.slot.ceilings,
-                        has_incumbent=job.incumbent_path is not None)
+                        has_incumbent=job.incumbent_path is not None, baselines=kept)
+        if verdict.correct and attempt == 0:
+            self.baselines.learn(gpu, result.get("workloads", []), timed)
         return verdict, outcome
 
     async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
@@ -299,6 +315,8 @@ def decision(candidate_id: str, agent_id: str, verdict: Verdict, seconds: float 
         reason=redact_secrets(verdict.reason),
         warnings=warnings or [],
         correct=verdict.correct, speedup=verdict.speedup, held_out_speedup=verdict.held_out_speedup,
+        speedup_over_baseline=verdict.speedup_over_baseline,
+        held_out_speedup_over_baseline=verdict.held_out_speedup_over_baseline,
         vs_incumbent=verdict.vs_incumbent, vs_incumbent_interval=verdict.vs_incumbent_interval,
         confirmed=confirmed, workloads=workloads,
         failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},

@@ -36,11 +36,13 @@ from typing import Any, NamedTuple, NoReturn
 import torch
 import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the seal's baseline has it
 
-from arcengine.guard import channel, correctness, distributions, precompile, process, timing
+from arcengine.guard import baselines, channel, correctness, distributions, precompile, process, timing
 from arcengine.guard.correctness import describe_exception
 
 REFERENCE_MODULE = "arcengine_guard_reference"
-ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengine_guard_incumbent"}
+ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengine_guard_incumbent",
+                "baseline": "arcengine_guard_baseline"}
+CANDIDATE_ROLES = ("candidate", "incumbent")  # the roles whose code is untrusted (and compiled ahead when gated)
 
 
 class NoEntry(Exception):
@@ -118,6 +120,8 @@ class Worker:
         self.device = torch.device("cpu")
         self.reference: ModuleType | None = None
         self.run: Callable[..., object] | None = None
+        self.routes: baselines.Routes | None = None  # the baseline's worker: its routes, run in place of `run`
+        self.route_names: list[str] = []
         self.source = ""
         self.workloads: dict[int, Mapping[str, object]] = {}
         self.seal: correctness.HarnessSeal | None = None
@@ -155,7 +159,8 @@ class Worker:
         """Compile (in a fork, before CUDA), take the device, import the reference and the module."""
         started = perf_counter()
         seconds: dict[str, float] = {}
-        self.source = str(command["module"])
+        self.source = str(command.get("module") or "")
+        self.route_names = [str(name) for name in command.get("routes") or []]
         self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
         compiler = None
         if command.get("precompile"):
@@ -188,6 +193,11 @@ class Worker:
             self.run = self.reference.run
             return None
         try:
+            if self.role == "baseline":  # problem code, like the reference: its routes are checked per call
+                module = load_module(self.source, ROLE_MODULES[self.role]) if self.source else None
+                self.routes = baselines.Routes(self.route_names, self.reference, module)
+                self.run = self.reference.run
+                return None
             module = load_module(self.source, ROLE_MODULES[self.role])
             self.run = entry_point(module, self.reference, self.device, self.role)
         except NoEntry as missing:
@@ -217,6 +227,13 @@ class Worker:
 
     # ------------------------------------------------------------ calls
 
+    def _entry(self, command: Mapping[str, Any]) -> Callable[..., object]:
+        """What a call runs: the module's entry point, or the baseline route the command names."""
+        assert self.run is not None
+        if self.routes is None:
+            return self.run
+        return self.routes.fn(str(command.get("route")), int(command["workload"]))
+
     def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs."""
         assert self.reference is not None and self.run is not None
@@ -228,7 +245,7 @@ class Worker:
             correctness.poison_blocks([int(n) for n in poison], self.device)
         started = perf_counter()
         try:
-            out = self.run(*inputs)
+            out = self._entry(command)(*inputs)
         except BaseException as exc:
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}"}, []
         failure = self._synced()
@@ -264,7 +281,7 @@ class Worker:
         started = perf_counter()
         gc.disable()  # a collection inside a timed call would be charged to the call
         try:
-            timed = self.timer.time_block(self.run, calls, kept)
+            timed = self.timer.time_block(self._entry(command), calls, kept)
         except BaseException as exc:
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": []}, []
         finally:

@@ -1,0 +1,157 @@
+"""The baseline: its routes checked and timed by a real child beside the reference, the gain over it decided, and
+a campaign's later children reading theirs through the reference."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arcengine.guard.baseline_times import BaselineCache, BaselineTime
+from arcengine.guard.decision import Thresholds, judge
+from arcengine.problem import ProblemError, load_problem
+from tests.conftest import SCALE
+from tests.guard.test_child import WORKLOADS, _evaluate
+
+LIBRARY = """
+import torch
+
+def doubled(x):
+    return x + x
+
+def tripled(x):  # not what the reference computes: no baseline
+    return x * 3
+
+def raises(x):
+    raise RuntimeError("no such library on this machine")
+"""
+
+
+def _with_baseline(tmp_path: Path, routes: list[str], source: str = LIBRARY, **extra: object) -> dict:
+    library = tmp_path / "baseline.py"
+    library.write_text(source)
+    return _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n",
+                     baseline={"routes": routes, "module": str(library)}, **extra)
+
+
+def test_a_child_times_every_correct_route_and_names_the_fastest(tmp_path: Path) -> None:
+    result = _with_baseline(tmp_path, ["doubled", "tripled", "raises"])
+    assert result["correct"], result["failure"]
+    assert result["baseline_failure"] is None
+    for workload in result["workloads"]:
+        assert set(workload["baseline_times_us"]) == {"doubled"}
+        assert "expected" in workload["baseline_failures"]["tripled"] or "elements" in workload["baseline_failures"][
+            "tripled"]
+        assert "no such library" in workload["baseline_failures"]["raises"]
+        assert workload["baseline_route"] == "doubled"
+        assert workload["baseline_time_us"] == workload["baseline_times_us"]["doubled"] > 0
+        assert len(workload["baseline_paired_ratios"]) == workload["reps"]
+    assert result["seconds"]["baseline"] > 0
+
+
+def test_a_baseline_that_does_not_load_leaves_the_candidate_judged(tmp_path: Path) -> None:
+    result = _with_baseline(tmp_path, ["doubled"], source="raise ImportError('cublas missing')\n")
+    assert result["correct"], result["failure"]
+    assert "cublas missing" in result["baseline_failure"]
+    assert all(w["baseline_route"] is None and not w["baseline_times_us"] for w in result["workloads"])
+
+
+def test_a_child_without_a_baseline_times_none(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n")
+    assert result["correct"]
+    assert all(w["baseline_route"] is None for w in result["workloads"])
+    assert result["seconds"]["baseline"] == 0
+
+
+@pytest.mark.heavy
+def test_torch_compile_of_the_reference_is_a_route_compiled_per_workload(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n", baseline={"routes": ["compile"]},
+                       workloads=WORKLOADS[:1])
+    assert result["correct"], result["failure"]
+    workload = result["workloads"][0]
+    assert workload["baseline_failures"] == {}
+    assert workload["baseline_route"] == "compile"
+    assert result["seconds"]["baseline"] > 0  # its compilation, apart from the candidate's phases
+
+
+# ---------------------------------------------------------------- the decision
+
+
+def _result(ref_us: float, time_us: float, **baseline: object) -> dict:
+    entry = {"index": 0, "correct": True, "time_us": time_us, "ref_time_us": ref_us, "ref_rel_se": 0.001,
+             "paired_ratios": [], **baseline}
+    return {"ok": True, "correct": True, "workloads": [entry]}
+
+
+def _scale_gpu_workload():
+    problem = load_problem(SCALE)
+    return problem, [problem.workloads[0]]
+
+
+def test_the_gain_over_a_baseline_timed_in_the_child_is_the_paired_ratio() -> None:
+    problem, workloads = _scale_gpu_workload()
+    verdict = judge(_result(100.0, 10.0, baseline_route="compile", baseline_time_us=20.0), problem, workloads,
+                    Thresholds(0.0, 0.0), None, has_incumbent=False)
+    assert verdict.speedup == pytest.approx(10.0)
+    assert verdict.speedup_over_baseline == pytest.approx(2.0)
+    assert verdict.workloads[0].baseline_route == "compile"
+
+
+def test_a_later_child_reads_its_gain_through_the_reference_while_the_reference_agrees() -> None:
+    problem, workloads = _scale_gpu_workload()
+    kept = {0: BaselineTime("compile", time_us=20.0, ref_time_us=100.0, ref_rel_se=0.001)}
+    agreeing = judge(_result(102.0, 10.0), problem, workloads, Thresholds(0.0, 0.0), None, False, baselines=kept)
+    assert agreeing.speedup_over_baseline == pytest.approx(10.2 * 0.2)
+    assert agreeing.workloads[0].baseline_route == "compile"
+    moved = judge(_result(130.0, 10.0), problem, workloads, Thresholds(0.0, 0.0), None, False, baselines=kept)
+    assert moved.speedup is not None and moved.speedup_over_baseline is None
+
+
+def test_without_a_baseline_the_reference_stands_in_and_says_so() -> None:
+    problem, workloads = _scale_gpu_workload()
+    verdict = judge(_result(100.0, 50.0), problem, workloads, Thresholds(0.0, 0.0), None, has_incumbent=False)
+    assert verdict.speedup_over_baseline == verdict.speedup == pytest.approx(2.0)
+    assert verdict.workloads[0].baseline_route == "reference"
+
+
+def test_the_cache_times_once_per_gpu_and_again_once_the_reference_moves() -> None:
+    cache = BaselineCache("once", declared=True)
+    assert cache.wanted(0)
+    timed = [{"index": 0, "baseline_route": "compile", "baseline_time_us": 20.0, "ref_time_us": 100.0}]
+    cache.learn(0, timed, timed=True)
+    assert not cache.wanted(0) and cache.wanted(1)
+    cache.learn(0, [{"index": 0, "ref_time_us": 101.0}], timed=False)
+    assert not cache.wanted(0)
+    cache.learn(0, [{"index": 0, "ref_time_us": 150.0}], timed=False)
+    assert cache.wanted(0)
+    assert BaselineCache("every", declared=True).wanted(0)
+    assert not BaselineCache("once", declared=False).wanted(0)
+    assert not BaselineCache("off", declared=True).wanted(0)
+
+
+# ---------------------------------------------------------------- the problem's declaration
+
+
+def _problem_with(tmp_path: Path, table: str, library: str | None = None) -> Path:
+    folder = tmp_path / "scale"
+    shutil.copytree(SCALE, folder)
+    with (folder / "problem.toml").open("a") as toml:
+        toml.write(f"\n[baseline]\n{table}\n")
+    if library is not None:
+        (folder / "baseline.py").write_text(library)
+    return folder
+
+
+def test_a_problem_declares_its_routes_and_the_cpu_skips_torch_compile_by_default(tmp_path: Path) -> None:
+    problem = load_problem(_problem_with(tmp_path, 'routes = ["compile", "doubled"]', LIBRARY))
+    assert problem.baseline_routes_for("cuda") == ("compile", "doubled")
+    assert problem.baseline_routes_for("cpu") == ("doubled",)
+    assert load_problem(SCALE).baseline_routes_for("cuda") == ()
+
+
+def test_a_route_that_is_not_defined_is_a_problem_error(tmp_path: Path) -> None:
+    with pytest.raises(ProblemError, match="cublas_gemm not defined"):
+        load_problem(_problem_with(tmp_path, 'routes = ["cublas_gemm"]', LIBRARY))
+    with pytest.raises(ProblemError, match="routes and cpu_routes only"):
+        load_problem(_problem_with(tmp_path / "b", 'route = ["compile"]'))
