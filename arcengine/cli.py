@@ -14,6 +14,7 @@ import anyio
 import click
 
 from arcengine.errors import UserError, first_leaf
+from arcengine.guard.baseline_times import REFERENCE_ROUTE
 from arcengine.hidden_env import hide_secrets_from_proc
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names
@@ -186,10 +187,12 @@ def _newest_run(parent: Path) -> Path:
 @click.option("--suspicious-speedup", type=click.FloatRange(min=1, min_open=True), default=10.0, show_default=True,
               metavar="X", help="A pass this many times faster than the reference on a workload is confirmed by a "
                                 "second, fresh child.")
+@click.option("--baseline/--no-baseline", default=True, show_default=True,
+              help="Check and time the problem's baseline (what a user would otherwise run) beside the reference.")
 @child_memory_option
 @json_option
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, suspicious_speedup: float,
-                 child_memory: float | None, json_output: bool) -> None:
+                 baseline: bool, child_memory: float | None, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
     from arcengine.evaluate import evaluate_file, verdict_json
 
@@ -198,7 +201,8 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
         raise ProblemError(f"candidate {candidate} does not exist")
     decided, used = anyio.run(functools.partial(evaluate_file, loaded, candidate, device, seeds=seeds,
                                                 timeout_s=timeout, memory_limit_gib=child_memory,
-                                                suspicious_speedup=suspicious_speedup))
+                                                suspicious_speedup=suspicious_speedup,
+                                                baseline="every" if baseline else "off"))
     document = verdict_json(decided)
     if json_output:
         _emit_json(document)
@@ -209,9 +213,13 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
             tag = " (held out)" if w["held_out"] else ""
             timing = (f"{w['time_us']:.1f} us vs {w['ref_time_us']:.1f} us: {w['speedup']:.3f}x"
                       if w["time_us"] and w["ref_time_us"] and w["speedup"] else (w["failure"] or ""))
+            if w["speedup_over_baseline"] and w["baseline_route"] != REFERENCE_ROUTE:
+                timing += (f"; baseline {w['baseline_route']} {w['baseline_time_us']:.1f} us: "
+                           f"{w['speedup_over_baseline']:.3f}x")
             print(f"  {axes}{tag}: {'ok' if w['correct'] else 'FAIL'} {timing}")
         if decided.speedup:
-            print(f"speedup (geometric mean over visible workloads): {decided.speedup:.3f}x")
+            print(f"speedup (geometric mean over visible workloads): {decided.speedup:.3f}x the reference, "
+                  f"{document['baseline']}")
         if decided.suspicious:
             print(f"checked twice ({decided.suspicious}): "
                   f"{'confirmed' if decided.confirmed else 'not confirmed'} by a fresh child")

@@ -3,7 +3,10 @@ a campaign's later children reading theirs through the reference."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
+import statistics
 from pathlib import Path
 
 import pytest
@@ -11,8 +14,9 @@ import pytest
 from arcengine.guard.baseline_times import BaselineCache, BaselineTime
 from arcengine.guard.decision import Thresholds, judge
 from arcengine.problem import ProblemError, load_problem
-from tests.conftest import SCALE
+from tests.conftest import SCALE, scale_source
 from tests.guard.test_child import WORKLOADS, _evaluate
+from tests.test_cli import arcengine
 
 LIBRARY = """
 import torch
@@ -73,6 +77,23 @@ def test_torch_compile_of_the_reference_is_a_route_compiled_per_workload(tmp_pat
     assert workload["baseline_failures"] == {}
     assert workload["baseline_route"] == "compile"
     assert result["seconds"]["baseline"] > 0  # its compilation, apart from the candidate's phases
+
+
+def test_a_candidate_equal_to_the_baseline_is_within_the_noise_of_it(tmp_path: Path) -> None:
+    """The same code as candidate and as baseline route: 1.0 lies inside the spread of their paired per-round
+    ratios (5th to 95th percentile), as the pairing promises."""
+    same = "def run(x):\n    return x * 2.0\n"
+    library = tmp_path / "baseline.py"
+    library.write_text(same.replace("def run", "def same"))
+    big = [{"index": 0, "axes": {"M": 512, "N": 2048}, "held_out": False}]
+    timing = {"warmup": 2, "min_reps": 20, "max_reps": 40, "target_rel_se": 0.001, "max_seconds_per_workload": 2.0}
+    result = _evaluate(tmp_path, same, workloads=big, timing=timing,
+                       baseline={"routes": ["same"], "module": str(library)})
+    assert result["correct"], result["failure"]
+    ratios = result["workloads"][0]["baseline_paired_ratios"]
+    assert len(ratios) >= 20
+    deciles = statistics.quantiles(ratios, n=20)
+    assert deciles[0] <= 1.0 <= deciles[-1], ratios
 
 
 # ---------------------------------------------------------------- the decision
@@ -155,3 +176,22 @@ def test_a_route_that_is_not_defined_is_a_problem_error(tmp_path: Path) -> None:
         load_problem(_problem_with(tmp_path, 'routes = ["cublas_gemm"]', LIBRARY))
     with pytest.raises(ProblemError, match="routes and cpu_routes only"):
         load_problem(_problem_with(tmp_path / "b", 'route = ["compile"]'))
+
+
+def test_eval_reports_the_gain_over_the_baseline_and_falls_back_to_the_reference(tmp_path: Path) -> None:
+    folder = _problem_with(tmp_path, 'routes = ["compile", "plain"]',
+                           "def plain(x):\n    return x * 2 + 1\n")
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(scale_source("return x * 2 + 1"))
+    result = arcengine("eval", str(folder), str(candidate), "--device", "cpu", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["speedup_over_baseline"] > 0
+    assert re.search(r"x the baseline \(plain\); [0-2]/2 shapes faster than baseline", document["baseline"])
+    for w in document["workloads"]:
+        assert w["baseline_route"] == "plain" and list(w["baseline_times_us"]) == ["plain"]  # no compile on a CPU
+        assert w["speedup_over_baseline"] == pytest.approx(w["baseline_time_us"] / w["time_us"])
+    without = json.loads(arcengine("eval", str(folder), str(candidate), "--device", "cpu", "--json",
+                                   "--no-baseline").stdout)
+    assert {w["baseline_route"] for w in without["workloads"]} == {"reference"}
+    assert "none declared or correct: the reference" in without["baseline"]
