@@ -72,6 +72,15 @@ class Best:
     agent_id: str
     candidate_id: str
     speedup: float
+    over_baseline: float | None = None
+
+    @classmethod
+    def of(cls, decided: CandidateDecided) -> Best:
+        return cls(decided.agent_id, decided.candidate_id, decided.speedup or 0.0, decided.speedup_over_baseline)
+
+    def reached(self, target: float, against: str) -> bool:
+        figure = self.over_baseline if against == "baseline" else self.speedup
+        return figure is not None and figure >= target
 
 
 def new_campaign_id(problem: str) -> str:
@@ -236,7 +245,7 @@ class Campaign:
             self.problem, self.bus, thresholds,
             seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
             cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib,
-            pipeline=self.config.pipeline)
+            pipeline=self.config.pipeline, baseline=self.config.baseline)
         try:
             async with anyio.create_task_group() as writer_task:
                 writer_task.start_soon(self.store.run)
@@ -283,10 +292,10 @@ class Campaign:
         seed = history.seed_decided
         if seed is not None and seed.decision == "KEEP":
             self.seed_speedup = seed.speedup
-            self.best = Best(SEED_AGENT, seed.candidate_id, seed.speedup or 0.0)
+            self.best = Best.of(seed)
         for event in history.events:
             if isinstance(event, BestImproved) and event.campaign_best:
-                self.best = Best(event.agent_id, event.candidate_id, event.speedup)
+                self.best = Best(event.agent_id, event.candidate_id, event.speedup, event.speedup_over_baseline)
 
     async def _run(self) -> None:
         config = self.config
@@ -349,7 +358,7 @@ class Campaign:
                                                    best_candidate_id=None, best_speedup=None))
             return False
         self.seed_speedup = decided.speedup
-        self.best = Best(SEED_AGENT, candidate_id, decided.speedup or 0.0)
+        self.best = Best.of(decided)
         self._write_best(source)
         return True
 
@@ -435,13 +444,14 @@ class Campaign:
             self._post_best(agent)  # the agent's best moved
             improved = self.best is None or decided.speedup > self.best.speedup
             if improved:
-                self.best = Best(agent.id, decided.candidate_id, decided.speedup)
+                self.best = Best.of(decided)
                 self._write_best(agent.state.best_source)
             await self.bus.publish(BestImproved(agent_id=agent.id, candidate_id=decided.candidate_id,
-                                                speedup=decided.speedup, campaign_best=improved))
+                                                speedup=decided.speedup, campaign_best=improved,
+                                                speedup_over_baseline=decided.speedup_over_baseline))
         config = self.config
-        if config.target_speedup and self.best and self.best.speedup >= config.target_speedup:
-            self.stop(f"target speedup {config.target_speedup}x reached")
+        if config.target_speedup and self.best and self.best.reached(config.target_speedup, config.target_against):
+            self.stop(f"target speedup {config.target_speedup}x over the {config.target_against} reached")
         if config.plateau:  # every agent is looked at after every decision: only when there is a plateau to reach
             live = [a for a in self.agents if a.state.phase not in ("dead", "done") and not a.state.exhausted]
             if live and all(a.state.plateau >= config.plateau for a in live):
@@ -473,8 +483,8 @@ class Campaign:
             "gpus": [slot.gpu for slot in self.guard.slots if slot.gpu is not None],
             "candidates": self._proposed,
             "decisions": dict(self.decisions),
-            "best": {"speedup": best.speedup, "agent": best.agent_id, "candidate": best.candidate_id}
-            if best else None,
+            "best": {"speedup": best.speedup, "speedup_over_baseline": best.over_baseline, "agent": best.agent_id,
+                     "candidate": best.candidate_id} if best else None,
             "seed_speedup": self.seed_speedup,
             "best_over_seed": best.speedup / self.seed_speedup if best and self.seed_speedup else None,
             "stop_reason": self.stop_reason,

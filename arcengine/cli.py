@@ -79,7 +79,11 @@ def _emit_json(document: dict[str, Any]) -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Parent folder of run folders [runs].")
 @click.option("--config", "config_file", type=click.Path(path_type=Path), help="TOML campaign settings (flags win).")
 @click.option("--time-limit", type=float, help="Stop after this many seconds.")
-@click.option("--target", type=float, help="Stop once the best reaches this speedup over the reference.")
+@click.option("--target", type=float, help="Stop once the best reaches this speedup (see --target-against).")
+@click.option("--target-against", type=click.Choice(["reference", "baseline"]),
+              help="What --target is a speedup over [reference].")
+@click.option("--baseline", type=click.Choice(["once", "every", "off"]),
+              help="Children that time the problem's baseline: the first on each GPU, every one, or none [once].")
 @click.option("--plateau", type=int, help="Stop when every agent has gone this many candidates without a KEEP [12].")
 @click.option("--seeds", type=int, help="Correctness seeds per workload [5].")
 @click.option("--pipeline/--no-pipeline", default=None,
@@ -92,8 +96,9 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         max_cost: float | None, max_tokens: int | None, prices: Path | None, provider_concurrency: int | None,
         memory: str | None, leaderboard: bool | None, memory_cap: str | None, device: str | None,
         gpus: str | None, out: Path | None, config_file: Path | None,
-        time_limit: float | None, target: float | None, plateau: int | None, seeds: int | None,
-        pipeline: bool | None, child_memory: float | None, tui: bool, json_output: bool) -> None:
+        time_limit: float | None, target: float | None, target_against: str | None, baseline: str | None,
+        plateau: int | None, seeds: int | None, pipeline: bool | None, child_memory: float | None, tui: bool,
+        json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
     from arcengine.campaign import Campaign
     from arcengine.config import build_config
@@ -104,8 +109,8 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         "max_cost_usd": max_cost, "max_tokens": max_tokens, "prices": prices,
         "provider_concurrency": provider_concurrency, "memory": memory, "leaderboard": leaderboard,
         "memory_cap": memory_cap, "device": device, "gpus": gpus, "out": out, "time_limit_s": time_limit,
-        "target_speedup": target, "plateau": plateau, "seeds": seeds, "child_memory_gib": child_memory,
-        "pipeline": pipeline,
+        "target_speedup": target, "target_against": target_against, "baseline": baseline, "plateau": plateau,
+        "seeds": seeds, "child_memory_gib": child_memory, "pipeline": pipeline,
     }
     if resume is not None:
         extra = [name for name, value in {**given, "config": config_file}.items() if value is not None]
@@ -134,7 +139,10 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
           + ", ".join(f"{k} {v}" for k, v in summary["decisions"].items()))
     if best:
         over_seed = f", {summary['best_over_seed']:.3f}x the seed" if summary["best_over_seed"] else ""
-        print(f"best: {best['candidate']} by {best['agent']}, {best['speedup']:.3f}x the reference{over_seed}")
+        over_baseline = (f", {best['speedup_over_baseline']:.3f}x the baseline"
+                         if best.get("speedup_over_baseline") else "")
+        print(f"best: {best['candidate']} by {best['agent']}, {best['speedup']:.3f}x the reference{over_baseline}"
+              f"{over_seed}")
     usage = summary["usage"]
     if usage["input_tokens"] or usage["output_tokens"]:
         cost = f"${usage['cost_usd']:.4f}" if summary["cost_known"] else "cost unknown (no price for this model)"

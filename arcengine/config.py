@@ -46,6 +46,11 @@ class CampaignConfig(BaseModel):
     r_draft: int = Field(4, ge=1, description="plateau count at which an agent drafts")
     plateau: int | None = Field(12, ge=1, description="STOP when every agent's plateau count reaches it")
     target_speedup: float | None = Field(None, gt=0)
+    target_against: Literal["reference", "baseline"] = Field("reference", description="what target_speedup is a "
+                                                             "speedup over")
+    baseline: Literal["once", "every", "off"] = Field("once", description="children that time the problem's "
+                                                      "baseline: the first on each GPU (later ones read theirs "
+                                                      "through the reference), every one, or none")
     time_limit_s: float | None = Field(None, gt=0)
     candidate_timeout_s: float = Field(300.0, gt=0, description="wall clock per guard child")
     # On: measured faster on the H200 with the same decisions (bench/results/pipeline-h200.json).

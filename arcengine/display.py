@@ -17,6 +17,7 @@ from arcengine.events import (
     Event,
     ProviderCalled,
 )
+from arcengine.guard.baseline_times import REFERENCE_ROUTE
 from arcengine.usage import UsageTotals
 
 PROGRESS_EVERY = 5
@@ -85,6 +86,8 @@ class HeadlessDisplay:
     def _decided(self, event: CandidateDecided) -> None:
         proposed = self._proposed.pop(event.candidate_id, None)
         speed = f"{event.speedup:6.3f}x ref" if event.speedup else " " * 10
+        if self._baseline_shown(event):
+            speed += f" {event.speedup_over_baseline:6.3f}x base"
         if proposed is None or proposed.position == 0:
             self._print(f"[seed] {event.decision:<6} {speed}  {event.reason}")
             if event.speedup:
@@ -99,6 +102,12 @@ class HeadlessDisplay:
                     f"{event.decision:<6} {speed}  {event.candidate_id}{gpu}  {note[:120]}")
         if self.decided % PROGRESS_EVERY == 0:
             self._progress()
+
+    @staticmethod
+    def _baseline_shown(event: CandidateDecided) -> bool:
+        """A decision line shows the gain over the baseline where one was measured (not the reference standing in)."""
+        return event.speedup_over_baseline is not None and any(
+            w.baseline_route not in (None, REFERENCE_ROUTE) for w in event.workloads)
 
     def _progress(self) -> None:
         best = f"best {self.best[0]:.3f}x ({self.best[1]} {self.best[2]})" if self.best else "no best yet"

@@ -180,6 +180,7 @@ class BestImproved(_Event):
     candidate_id: str
     speedup: float
     campaign_best: bool
+    speedup_over_baseline: float | None = None
 
 
 class AgentFailed(_Event):

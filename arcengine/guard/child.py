@@ -483,7 +483,8 @@ class Evaluation:
 
     def _drop_route(self, workload: Workload, route: str, record: WorkloadRecord, failure: str) -> None:
         self.routes[workload.index].remove(route)
-        record.baseline_failures[route] = failure
+        first_line = failure.strip().splitlines()[0] if failure.strip() else failure
+        record.baseline_failures[route] = first_line[:300]  # a reason for the record, not a dispatcher's wall
 
     def _drop_baseline(self, reason: str) -> None:
         """No route can be judged any more: the reference stands in for the baseline, and the result says why."""
