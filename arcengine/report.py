@@ -66,6 +66,9 @@ class WorkloadRow:
     ref_time_us: float | None
     speedup: float | None
     sol_score: float | None
+    baseline_route: str | None = None  # what won as the baseline here ("reference": none declared or correct)
+    baseline_time_us: float | None = None
+    speedup_over_baseline: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class RunSummary:
     best_agent_id: str | None
     best_speedup: float | None
     seed_speedup: float | None
+    best_over_baseline: float | None
     best_workloads: tuple[WorkloadRow, ...]
     trajectory: tuple[tuple[int, float | None], ...]  # (position, best KEEP speedup at or before it)
     stop_reason: str | None
@@ -186,6 +190,7 @@ def summarise_run(run_dir: Path) -> RunSummary:
         best_agent_id=best.agent_id if best else None,
         best_speedup=best.speedup if best else None,
         seed_speedup=_seed_speedup(decided),
+        best_over_baseline=best.speedup_over_baseline if best else None,
         best_workloads=tuple(_row(w) for w in best.workloads) if best else (),
         trajectory=trajectory(events),
         stop_reason=_stop_reason(events),
@@ -254,7 +259,9 @@ def _seed_speedup(decided: Iterable[CandidateDecided]) -> float | None:
 def _row(workload: WorkloadResult) -> WorkloadRow:
     return WorkloadRow(axes=dict(workload.axes), held_out=workload.held_out, correct=workload.correct,
                        time_us=workload.time_us, ref_time_us=workload.ref_time_us, speedup=workload.speedup,
-                       sol_score=workload.sol_score)
+                       sol_score=workload.sol_score, baseline_route=workload.baseline_route,
+                       baseline_time_us=workload.baseline_time_us,
+                       speedup_over_baseline=workload.speedup_over_baseline)
 
 
 def _device_name(events: list[Event], best: CandidateDecided | None, fallback: str) -> str:
@@ -428,7 +435,8 @@ def render_markdown(summaries: Sequence[RunSummary], comparison: Comparison) -> 
 
 def run_markdown(summary: RunSummary) -> str:
     """One run's section: facts, decision counts, the best kernel per workload, where the best moved."""
-    best = (f"{summary.best_candidate_id} by {summary.best_agent_id}, {_x(summary.best_speedup)}"
+    best = (f"{summary.best_candidate_id} by {summary.best_agent_id}, {_x(summary.best_speedup)} the reference, "
+            f"{_x(summary.best_over_baseline)} the baseline ({faster_than_baseline(summary.best_workloads)})"
             if summary.best_candidate_id else "none (no KEEP)")
     lines = [
         f"### {summary.campaign_id}\n",
@@ -453,11 +461,25 @@ def workloads_markdown(summary: RunSummary) -> str:
     """The best kernel's per-workload table; held-out workloads (never shown to agents) are marked."""
     if not summary.best_workloads:
         return "No best kernel, so no per-workload results."
-    header = ["workload", "held out", "correct", "time (µs)", "reference (µs)", "speedup", "SOL score"]
+    header = ["workload", "held out", "correct", "time (µs)", "baseline", "baseline (µs)", "over baseline",
+              "faster than baseline", "reference (µs)", "over reference", "SOL score"]
     rows = [[_axes(w.axes), "yes (held out)" if w.held_out else "", "yes" if w.correct else "no",
-             _num(w.time_us, ".2f"), _num(w.ref_time_us, ".2f"), _x(w.speedup), _num(w.sol_score, ".3f")]
+             _num(w.time_us, ".2f"), w.baseline_route or "-", _num(w.baseline_time_us, ".2f"),
+             _x(w.speedup_over_baseline), _faster(w.speedup_over_baseline), _num(w.ref_time_us, ".2f"),
+             _x(w.speedup), _num(w.sol_score, ".3f")]
             for w in summary.best_workloads]
     return f"Best kernel {summary.best_candidate_id}, per workload:\n\n" + _table(header, rows)
+
+
+def faster_than_baseline(rows: Sequence[WorkloadRow]) -> str:
+    """"N/M shapes faster than baseline", over the visible workloads, as the KernelArc paper counts them."""
+    visible = [w for w in rows if not w.held_out and w.speedup_over_baseline is not None]
+    faster = sum(1 for w in visible if (w.speedup_over_baseline or 0.0) > 1.0)
+    return f"{faster}/{len(visible)} shapes faster than baseline"
+
+
+def _faster(ratio: float | None) -> str:
+    return "-" if ratio is None else "yes" if ratio > 1.0 else "no"
 
 
 def comparison_markdown(comparison: Comparison) -> str:

@@ -85,11 +85,14 @@ def simple_run(tmp_path: Path, name: str, best: float, agents: int = 4, memory_c
 
 BEST_WORKLOADS = [
     WorkloadResult(index=0, axes={"M": 1, "N": 4096}, held_out=False, correct=True, time_us=5.0, ref_time_us=10.0,
-                   speedup=2.0, sol_score=0.8),
+                   speedup=2.0, sol_score=0.8, baseline_route="compile", baseline_time_us=6.0,
+                   speedup_over_baseline=1.2),
     WorkloadResult(index=1, axes={"M": 64, "N": 4096}, held_out=False, correct=True, time_us=4.0, ref_time_us=8.0,
-                   speedup=2.0, sol_score=0.9),
+                   speedup=2.0, sol_score=0.9, baseline_route="rms_norm", baseline_time_us=3.0,
+                   speedup_over_baseline=0.75),
     WorkloadResult(index=2, axes={"M": 7, "N": 300}, held_out=True, correct=True, time_us=3.0, ref_time_us=9.0,
-                   speedup=3.0, sol_score=0.95),
+                   speedup=3.0, sol_score=0.95, baseline_route="compile", baseline_time_us=3.3,
+                   speedup_over_baseline=1.1),
 ]
 USAGES = [Usage(input_tokens=100, output_tokens=20, cached_tokens=5, cost_usd=0.25),
           Usage(input_tokens=300, output_tokens=40, cost_usd=0.5),
@@ -253,9 +256,12 @@ def test_write_report(ablation: list[Path], detailed_run: Path) -> None:
     assert "![Best-so-far speedup by candidate position](trajectory.png)" in markdown
     assert "| KEEP | ACCEPT | REVERT | REJECT |" in markdown
     assert "| 2 | 1 | 1 | 1 |" in markdown
-    assert "| workload | held out | correct | time (µs) | reference (µs) | speedup | SOL score |" in markdown
-    assert "| M=7, N=300 | yes (held out) | yes | 3.00 | 9.00 | 3.000x | 0.950 |" in markdown
-    assert "| M=1, N=4096 |  | yes | 5.00 | 10.00 | 2.000x | 0.800 |" in markdown
+    assert ("| workload | held out | correct | time (µs) | baseline | baseline (µs) | over baseline | faster than "
+            "baseline | reference (µs) | over reference | SOL score |") in markdown
+    assert "| M=7, N=300 | yes (held out) | yes | 3.00 | compile | 3.30 | 1.100x | yes | 9.00 | 3.000x | 0.950 |" in markdown
+    assert "| M=1, N=4096 |  | yes | 5.00 | compile | 6.00 | 1.200x | yes | 10.00 | 2.000x | 0.800 |" in markdown
+    assert "| M=64, N=4096 |  | yes | 4.00 | rms_norm | 3.00 | 0.750x | no | 8.00 | 2.000x | 0.900 |" in markdown
+    assert "1/2 shapes faster than baseline" in markdown  # visible shapes only, as the paper counts
     assert "## Comparison across configurations" in markdown
     assert f"| {B} | 2 | 1.000x, 1.000x | 1.000x |" in markdown
     p_value = exact_two_sided_p([2.0, 2.0, 4.0, 8.0], [1.0, 1.0])  # detailed (best 2.0) is in config A too

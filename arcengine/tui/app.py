@@ -28,7 +28,7 @@ from arcengine.tui.state import CampaignView
 from arcengine.tui.table import RowTable
 
 AGENT_COLUMNS = ("agent", "strategy", "phase", "plateau", "cands", "K/A/R/X", "best", "last", "tokens", "cost")
-LEADER_COLUMNS = ("#", "agent", "best", "×seed", "candidate", "strategy")
+LEADER_COLUMNS = ("#", "agent", "best", "×base", "×seed", "candidate", "strategy")
 FEED_COLUMNS = ("pos", "agent", "decision", "speedup", "candidate", "reason")
 REASON_WIDTH = 90
 CATCH_UP_S = 0.05  # reading time per tick while a long log is caught up on: the screen stays responsive
@@ -290,6 +290,7 @@ class CampaignApp(App[None]):
                 Text(str(rank), justify="right"),
                 Text(row.agent_id, style=style or "bold"),
                 Text(render.speedup(row.speedup, 3), justify="right", style=style),
+                Text(render.speedup(row.over_baseline), justify="right", style=style),
                 Text(render.speedup(row.over_seed), justify="right", style=style),
                 Text(row.candidate_id or render.DASH, style=style),
                 Text(row.strategy, style=style),

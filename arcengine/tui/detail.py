@@ -14,7 +14,8 @@ from textual.widgets import DataTable, Footer, Static
 from arcengine.tui import render
 from arcengine.tui.state import CampaignView, CandidateView
 
-WORKLOAD_COLUMNS = ("#", "shape", "set", "correct", "time µs", "ref µs", "speedup", "SOL", "failure")
+WORKLOAD_COLUMNS = ("#", "shape", "set", "correct", "time µs", "ref µs", "×ref", "baseline", "×base", "SOL",
+                    "failure")
 
 
 class TitleBar(Static):

@@ -186,6 +186,8 @@ def candidate_head(view: CampaignView, candidate: CandidateView) -> Text:
     if d is not None:
         facts = [f"{speedup(d.speedup, 3)} the reference" if d.speedup is not None
                  else "incorrect" if d.correct is False else "no speedup measured"]
+        if d.speedup_over_baseline is not None:
+            facts.append(f"{speedup(d.speedup_over_baseline, 3)} the baseline")
         if d.held_out_speedup is not None:
             facts.append(f"held-out {speedup(d.held_out_speedup, 3)}")
         if d.vs_incumbent is not None:
@@ -222,6 +224,8 @@ def workload_row(w: WorkloadResult) -> tuple[Text, ...]:
         Text(us(w.time_us), justify="right"),
         Text(us(w.ref_time_us), justify="right"),
         Text(speedup(w.speedup), justify="right"),
+        Text(w.baseline_route or DASH),
+        Text(speedup(w.speedup_over_baseline), justify="right"),
         Text(DASH if w.sol_score is None else f"{w.sol_score:.2f}", justify="right"),
         Text(clip(w.failure or "", 80), style="red"),
     )

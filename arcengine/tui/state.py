@@ -57,6 +57,7 @@ class AgentView:
     candidates: int = 0
     decisions: dict[str, int] = field(default_factory=dict)
     best_speedup: float | None = None  # its best KEEP; None until its first
+    best_over_baseline: float | None = None  # that KEEP's gain over the problem's baseline
     best_candidate_id: str | None = None
     last_candidate_id: str | None = None
     tokens: int = 0
@@ -148,6 +149,7 @@ class LeaderRow:
     speedup: float | None
     candidate_id: str | None
     over_seed: float | None  # its best relative to the seed's speedup
+    over_baseline: float | None = None  # its best over the problem's baseline
 
 
 @dataclass
@@ -193,6 +195,7 @@ class CampaignView:
     best_curve: list[float] = field(default_factory=list)  # the campaign's best after each decision
     budget: BudgetView = field(default_factory=BudgetView)
     seed_speedup: float | None = None
+    seed_over_baseline: float | None = None
     events: int = 0  # events applied
     last_seq: int = 0
     # a proposal's provider call is logged just before the candidate: its usage waits here for it
@@ -330,7 +333,7 @@ class CampaignView:
             raised = self._raise_best(candidate, event.speedup)
         if event.agent_id == SEED_AGENT:
             if event.decision == "KEEP":
-                self.seed_speedup = event.speedup
+                self.seed_speedup, self.seed_over_baseline = event.speedup, event.speedup_over_baseline
         else:
             self.budget.decided += 1
             agent = self._agent(event.agent_id, candidate.strategy)
@@ -339,6 +342,7 @@ class CampaignView:
                 agent.plateau = 0
                 if event.speedup is not None and (agent.best_speedup is None or event.speedup > agent.best_speedup):
                     agent.best_speedup, agent.best_candidate_id = event.speedup, event.candidate_id
+                    agent.best_over_baseline = event.speedup_over_baseline
             elif event.decision in ("ACCEPT", "REVERT"):
                 agent.plateau += 1
             if agent.phase not in (FAILED, RELAUNCHING, DONE):
@@ -362,6 +366,7 @@ class CampaignView:
         agent = self._agent(event.agent_id)
         if agent.best_speedup is None or event.speedup > agent.best_speedup:
             agent.best_speedup, agent.best_candidate_id = event.speedup, event.candidate_id
+            agent.best_over_baseline = event.speedup_over_baseline
         if event.campaign_best and (self.best is None or event.speedup > self.best.speedup):
             candidate = self.candidates.get(event.candidate_id) or CandidateView(event.candidate_id, event.agent_id)
             self._raise_best(candidate, event.speedup)
@@ -378,10 +383,11 @@ class CampaignView:
     @property
     def leaderboard(self) -> list[LeaderRow]:
         """The seed and every agent, best speedup first (agents without a KEEP last, in start order)."""
-        rows = [LeaderRow(a.agent_id, a.strategy, a.best_speedup, a.best_candidate_id, self._over_seed(a.best_speedup))
-                for a in self.agents.values()]
+        rows = [LeaderRow(a.agent_id, a.strategy, a.best_speedup, a.best_candidate_id, self._over_seed(a.best_speedup),
+                          a.best_over_baseline) for a in self.agents.values()]
         if self.seed_speedup is not None:
-            rows.append(LeaderRow(SEED_AGENT, "seed", self.seed_speedup, self.seed_candidate_id, 1.0))
+            rows.append(LeaderRow(SEED_AGENT, "seed", self.seed_speedup, self.seed_candidate_id, 1.0,
+                                  self.seed_over_baseline))
         order = {row.agent_id: number for number, row in enumerate(rows)}
         return sorted(rows, key=lambda r: (r.speedup is None, -(r.speedup or 0.0), order[r.agent_id]))
 
