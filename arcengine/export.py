@@ -35,6 +35,7 @@ class RunFacts:
     problem_dir: str
     speedup: float | None  # the best kernel's speedup over the reference (None: the log does not say)
     device: str  # the device the best kernel was judged on, e.g. "NVIDIA H200"
+    over_baseline: float | None = None  # and over the problem's baseline (the reference where none is declared)
 
 
 # ---------------------------------------------------------------- entry point
@@ -88,9 +89,10 @@ def read_run_facts(events_path: Path) -> RunFacts:
     if not events or not isinstance(events[0], CampaignStarted):
         raise ExportError(f"{events_path} does not start with a campaign_started event")
     started = events[0]
-    best_id, speedup = _best_candidate(events)
+    best_id, speedup, over_baseline = _best_candidate(events)
     return RunFacts(campaign_id=started.campaign_id, problem=started.problem, problem_dir=started.problem_dir,
-                    speedup=speedup, device=_device_name(events, best_id, started.device))
+                    speedup=speedup, device=_device_name(events, best_id, started.device),
+                    over_baseline=over_baseline)
 
 
 def _load_events(path: Path) -> list[Event]:
@@ -100,16 +102,17 @@ def _load_events(path: Path) -> list[Event]:
         raise ExportError(str(error)) from None
 
 
-def _best_candidate(events: list[Event]) -> tuple[str | None, float | None]:
-    """The campaign's best: its last campaign-best BestImproved, else its fastest KEEP (the seed's, say)."""
+def _best_candidate(events: list[Event]) -> tuple[str | None, float | None, float | None]:
+    """The campaign's best and its speedups over the reference and the baseline: its last campaign-best
+    BestImproved, else its fastest KEEP (the seed's, say)."""
     improved = [e for e in events if isinstance(e, BestImproved) and e.campaign_best]
     if improved:
-        return improved[-1].candidate_id, improved[-1].speedup
+        return improved[-1].candidate_id, improved[-1].speedup, improved[-1].speedup_over_baseline
     keeps = [e for e in events if isinstance(e, CandidateDecided) and e.decision == "KEEP"]
     if not keeps:
-        return None, None
+        return None, None, None
     best = max(keeps, key=lambda e: e.speedup if e.speedup is not None else float("-inf"))
-    return best.candidate_id, best.speedup
+    return best.candidate_id, best.speedup, best.speedup_over_baseline
 
 
 def _device_name(events: list[Event], candidate_id: str | None, fallback: str) -> str:
@@ -188,7 +191,8 @@ def header(facts: RunFacts) -> str:
 
 def _speedup_text(facts: RunFacts) -> str:
     speedup = "unknown" if facts.speedup is None else f"{facts.speedup:.3g}x"
-    return f"{speedup} over the reference on {facts.device}"
+    baseline = "" if facts.over_baseline is None else f"{facts.over_baseline:.3g}x over the baseline, "
+    return f"{baseline}{speedup} over the reference on {facts.device}"
 
 
 def write_python(source: str, facts: RunFacts, target: Path) -> None:

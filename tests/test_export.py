@@ -39,7 +39,8 @@ def _events(problem_dir: Path) -> list[Event]:
                          correct=True, speedup=0.5, device=DEVICE),
         CandidateDecided(seq=4, candidate_id="c0001", agent_id="a1", decision="KEEP", reason="faster",
                          correct=True, speedup=2.5, device=DEVICE),
-        BestImproved(seq=5, agent_id="a1", candidate_id="c0001", speedup=2.5, campaign_best=True),
+        BestImproved(seq=5, agent_id="a1", candidate_id="c0001", speedup=2.5, campaign_best=True,
+                     speedup_over_baseline=1.25),
     ]
 
 
@@ -83,6 +84,7 @@ def test_python_export_imports_and_runs(run_dir: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.endswith((run_dir / "best.py").read_text(encoding="utf-8"))
     assert "exported by arcengine" in text and "2.5x" in text and "NVIDIA H200" in text
+    assert "1.25x over the baseline, 2.5x over the reference" in text
     assert "import arcengine" not in text and "from arcengine" not in text
     x = torch.randn(1000)
     torch.testing.assert_close(_load(path).run(x), 2 * x + 1)
