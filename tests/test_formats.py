@@ -86,6 +86,7 @@ def test_kernelbench_file_with_modelnew_candidates(tmp_path: Path) -> None:
     native.write_text("import torch\n\n\ndef run(x):\n    return x\n")
     loaded = load_problem(problem)
     assert loaded.entry == "ModelNew" and len(loaded.workloads) == 1
+    assert loaded.baseline_routes == ("compile",)  # KernelBench's torch.compile baseline; eager is the reference
     assert verdict(tmp_path, problem, good)["verdict"] == "pass"
     failed = verdict(tmp_path, problem, wrong)
     assert failed["verdict"] == "fail" and "within atol" in failed["reason"]
@@ -102,6 +103,7 @@ def test_flashinfer_trace_definition_with_workloads(tmp_path: Path) -> None:
     (folder / "workload.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     loaded = load_problem(folder)
     assert [w.axes for w in loaded.workloads] == [{"M": 7}, {"M": 32}, {"M": 100}]
+    assert loaded.baseline_routes == ("compile",)
     assert loaded.bytes(loaded.workloads[0]) == 2 * 7 * 64 * 2  # x read, y written, bf16
     solution = tmp_path / "solution.py"
     solution.write_text("import torch\n\n\ndef run(x, scale):\n"

@@ -150,7 +150,9 @@ def _problem_toml(definition: dict[str, Any], name: str, workloads: list[dict[st
         "distributions": ["normal"],
     }
     lines = [f"{key} = {toml_value(value)}" for key, value in header.items()]
-    lines += ["", "[tolerance]", f"atol = {atol!r}", f"rtol = {rtol!r}", "matched_ratio = 1.0", "",
+    # The baseline a user of the definition would otherwise run: its reference under torch.compile.
+    lines += ["", "[baseline]", 'routes = ["compile"]', "",
+              "[tolerance]", f"atol = {atol!r}", f"rtol = {rtol!r}", "matched_ratio = 1.0", "",
               "[sol]", 'flops = "0"', f"bytes = {toml_value(_bytes_expression(definition))}", ""]
     for table in ("workloads", "cpu_workloads"):
         for index, workload in enumerate(workloads, start=1):

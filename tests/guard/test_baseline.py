@@ -195,3 +195,23 @@ def test_eval_reports_the_gain_over_the_baseline_and_falls_back_to_the_reference
                                    "--no-baseline").stdout)
     assert {w["baseline_route"] for w in without["workloads"]} == {"reference"}
     assert "none declared or correct: the reference" in without["baseline"]
+
+
+@pytest.mark.heavy
+def test_torch_compile_of_a_kernelbench_model_is_its_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """KernelBench's own baseline, torch.compile of Model, compiled through the generated reference."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # where imported problems are generated
+    from arcengine.formats import kernelbench
+    from tests.test_formats import KB_CANDIDATE, KB_PROBLEM
+
+    (tmp_path / "19_Linear_ReLU.py").write_text(KB_PROBLEM)
+    folder = kernelbench.materialize(tmp_path / "19_Linear_ReLU.py")
+    work = tmp_path / "child"
+    work.mkdir()
+    shutil.copy(folder / "kernelbench_problem.py", work)
+    result = _evaluate(work, KB_CANDIDATE, reference=(folder / "reference.py").read_text(),
+                       workloads=[{"index": 0, "axes": {"CASE": 1}, "held_out": False}],
+                       baseline={"routes": ["compile"]})
+    assert result["correct"], result["failure"]
+    assert result["workloads"][0]["baseline_failures"] == {}
+    assert result["workloads"][0]["baseline_route"] == "compile"
