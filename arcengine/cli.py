@@ -360,6 +360,11 @@ def problems_check(problem: str, device: str) -> None:
         sys.exit(1)
     print(f"{loaded.name}: ok on {used}: reference runs, seed correct on "
           f"{len(decided.workloads)} workloads, seed speedup {decided.speedup or 0:.3f}x")
+    for route in loaded.baseline_routes_for(decided.device.get("kind", used)):
+        correct = sum(1 for w in decided.workloads if route in w.baseline_times_us)
+        failures = [w.baseline_failures[route] for w in decided.workloads if route in w.baseline_failures]
+        print(f"  baseline {route}: correct on {correct}/{len(decided.workloads)} workloads"
+              + (f"; failed on {len(failures)}, first: {failures[0]}" if failures else ""))
 
 
 def main(argv: list[str] | None = None) -> None:
