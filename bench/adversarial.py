@@ -116,7 +116,8 @@ def load_catalogue(path: Path = CATALOGUE) -> list[Entry]:
 
 def eval_command(entry: Entry, device: str, timeout_s: float | None = None, python: str = sys.executable) -> list[str]:
     """The command line that judges `entry`: `arcengine eval ... --json`, with its limits if it has any."""
-    args = ["eval", entry.problem_argument, str(entry.path), "--device", device, "--json"]
+    # The baseline is the problem's own code: the catalogue judges the candidate's conduct, not the baseline's.
+    args = ["eval", entry.problem_argument, str(entry.path), "--device", device, "--json", "--no-baseline"]
     if timeout_s is not None:
         args += ["--timeout", f"{timeout_s:g}"]
     if entry.child_memory_gib is not None:

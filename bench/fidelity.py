@@ -38,7 +38,7 @@ class GuardRuns:
 
 async def guard_times(problem: Problem, kernel: Path, device: str, repeats: int) -> GuardRuns:
     """The candidate measured in ``repeats`` fresh children."""
-    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
+    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600, baseline="off")
     await guard.profile(device)
     runs = GuardRuns()
     async with anyio.create_task_group() as workers:
