@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from arcengine.events import CandidateDecided, CandidateProposed, ProviderCalled
 from arcengine.files import FileWriter
+from arcengine.guard.baseline_times import REFERENCE_ROUTE
 from arcengine.providers.base import AgentContext, Proposal, Provider, ProviderError, ProviderExhausted
 from arcengine.skills import Skill
 
@@ -222,7 +223,8 @@ def visible_decision(decided: CandidateDecided, hidden_values: set[int]) -> Cand
         reason = decided.reason
     workloads = [w.model_copy(update={"failure": WITHHELD}) if w.failure and _names_hidden(w.failure, hidden_values)
                  else w for w in decided.workloads if not w.held_out]
-    return decided.model_copy(update={"reason": reason, "workloads": workloads, "held_out_speedup": None})
+    return decided.model_copy(update={"reason": reason, "workloads": workloads, "held_out_speedup": None,
+                                      "held_out_speedup_over_baseline": None})
 
 
 def feedback(candidate_id: str, proposal: Proposal, shown: CandidateDecided) -> str:
@@ -232,8 +234,10 @@ def feedback(candidate_id: str, proposal: Proposal, shown: CandidateDecided) -> 
         axes = ", ".join(f"{k}={v}" for k, v in w.axes.items())
         if w.time_us is not None:
             sol = f", SOL {w.sol_score:.2f}" if w.sol_score is not None else ""
+            base = (f"; baseline {w.baseline_route} {w.baseline_time_us:.1f} us ({w.speedup_over_baseline:.2f}x)"
+                    if w.baseline_time_us and w.speedup_over_baseline and w.baseline_route != REFERENCE_ROUTE else "")
             lines.append(f"  {axes}: {w.time_us:.1f} us vs reference {w.ref_time_us or 0:.1f} us "
-                         f"({w.speedup or 0:.2f}x{sol})")
+                         f"({w.speedup or 0:.2f}x{sol}){base}")
         elif w.failure:
             lines.append(f"  {axes}: {w.failure}")
     return "\n".join(lines)

@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import pytest
 
-from arcengine.agent import Agent, AgentState, visible_decision
+from arcengine.agent import Agent, AgentState, feedback, visible_decision
 from arcengine.campaign import Campaign
-from arcengine.events import CandidateDecided
+from arcengine.events import CandidateDecided, WorkloadResult
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, floor_us, judge
 from arcengine.guard.service import decision
 from arcengine.memory import Memory
@@ -207,3 +207,19 @@ def test_a_pass_whose_reason_mentions_a_held_out_workload_keeps_only_its_visible
                                       "0.05 us roofline floor), confirmed by a fresh child")
     shown = visible_decision(decided, set())
     assert shown.reason == "correct on every workload: 1.050x the incumbent (held-out workload details withheld)"
+
+
+def test_agents_hear_the_visible_gain_over_the_baseline_and_nothing_held_out() -> None:
+    workloads = [WorkloadResult(index=0, axes={"M": 8}, held_out=False, correct=True, time_us=10.0, ref_time_us=30.0,
+                                speedup=3.0, baseline_route="compile", baseline_time_us=12.0,
+                                speedup_over_baseline=1.2),
+                 WorkloadResult(index=1, axes={"M": 999}, held_out=True, correct=True, time_us=5.0, ref_time_us=9.0,
+                                speedup=1.8, baseline_route="compile", baseline_time_us=4.0,
+                                speedup_over_baseline=0.8)]
+    decided = CandidateDecided(candidate_id="c0001", agent_id="a1", decision="ACCEPT", correct=True, reason="near",
+                               workloads=workloads, speedup_over_baseline=1.2, held_out_speedup_over_baseline=0.8)
+    shown = visible_decision(decided, {999})
+    assert shown.held_out_speedup_over_baseline is None and [w.index for w in shown.workloads] == [0]
+    proposal = Proposal(source=SEED, strategy=SKILL.name, rationale="wider blocks", request="", response="")
+    text = feedback("c0001", proposal, shown)
+    assert "baseline compile 12.0 us (1.20x)" in text and "999" not in text and "0.80" not in text
