@@ -392,7 +392,7 @@ def test_correct_candidate_passes_with_paired_times(tmp_path: Path) -> None:
         assert len(workload["paired_ratios"]) == workload["reps"]
     assert result["workloads"][1]["held_out"] is True
     assert result["device"]["kind"] == "cpu" and result["device"]["torch"] == torch.__version__
-    assert set(result["seconds"]) == {"load", "precompile", "wait", "compile", "correctness", "timing"}
+    assert set(result["seconds"]) == {"load", "precompile", "wait", "compile", "correctness", "baseline", "timing"}
 
 
 def test_timed_calls_made_a_block_at_a_time_are_each_timed_and_audited(tmp_path: Path) -> None:
