@@ -55,7 +55,8 @@ WORKER_ROLES = ("reference", *worker.ROLE_MODULES)
 # compiling at first calls, checking, timing; checking the baseline's routes (their compilation included).
 PHASES = ("load", "precompile", "wait", "compile", "correctness", "baseline", "timing")
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
-SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks, those after which the harness seal is checked
+SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks and checked calls, those after which the seal is checked
+AUDIT_SHARE = 0.25  # of a timed block's calls, those whose outputs are audited (at least one, drawn after the reply)
 BLOCK_BYTES = 2 << 30  # what a block of timed calls may hold on the device (inputs, snapshots, outputs)
 
 
@@ -398,11 +399,17 @@ class Evaluation:
     # ------------------------------------------------------------ correctness
 
     def _check_correctness(self) -> bool:
+        # The seal (a few milliseconds) is checked after a random share of the calls and after each workload's
+        # last: a patch that stays is caught at the first check; one undone before each return changed nothing
+        # the harness read after it.
+        seals = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:seal")
         for workload in self.spec.workloads:
             record = WorkloadRecord(index=workload.index, held_out=workload.held_out)
             self.records.append(record)
-            for case, (seed, distribution) in enumerate(distributions.assign(self.spec.seeds, self.spec.distributions)):
-                failure = self._check_case(workload, seed, distribution, record, twice=case == 0)
+            cases = distributions.assign(self.spec.seeds, self.spec.distributions)
+            for case, (seed, distribution) in enumerate(cases):
+                seal = case == len(cases) - 1 or seals.random() < SEAL_AUDIT_SHARE
+                failure = self._check_case(workload, seed, distribution, record, twice=case == 0, seal=seal)
                 if failure is not None:
                     record.failure = failure
                     self._fail(f"{workload.label} seed {seed} ({distribution} inputs): {failure}", workload)
@@ -411,16 +418,17 @@ class Evaluation:
         return True
 
     def _check_case(self, workload: Workload, seed: int, distribution: str, record: WorkloadRecord,
-                    twice: bool) -> str | None:
+                    twice: bool, seal: bool = True) -> str | None:
         """Run reference and candidate on one seed's inputs; the failure reason or None. With ``twice`` the
-        candidate runs again on a fresh copy of the same inputs and must give the same bits."""
+        candidate runs again on a fresh copy of the same inputs and must give the same bits; with ``seal`` its
+        worker checks the harness seal after the call."""
         drawn = self._seed(seed)
         inputs = self._make_inputs(workload, drawn, distribution)
         called = perf_counter()
         expected = self._reference_run(inputs)
         self._sync()
         self._learn_call_limit(workload, perf_counter() - called)
-        command = {"workload": workload.index, "seed": drawn, "distribution": distribution, "seal": True,
+        command = {"workload": workload.index, "seed": drawn, "distribution": distribution, "seal": seal,
                    "poison": [t.numel() * t.element_size() for t in correctness.output_tensors(expected)]}
         self._check_baseline(workload, {**command, "seal": False, "poison": []}, expected, record)
         reply = self._call_candidate(workload, command, expected)
@@ -555,17 +563,17 @@ class Evaluation:
         return _Blocks(self, workload).measure
 
     def _time_block(self, workload: Workload, role: str, seeds: list[int], limit: float,
-                    audits: random.Random) -> list[timing.Measured]:
-        """One visit of a role: its block of calls timed, and the candidate's audited; CallError if another
-        role fails."""
+                    audits: random.Random, warm: bool = False) -> list[timing.Measured]:
+        """One visit of a role: its block of calls timed, and the candidate's audited (but for a warm-up block,
+        whose times are not kept: its inputs are still checked); CallError if another role fails."""
         candidate = role == "candidate"
-        command = {"workload": workload.index, "seeds": seeds, "hold": candidate, "check_inputs": candidate,
-                   "route": baselines.route_of(role)}
+        command = {"workload": workload.index, "seeds": seeds, "hold": candidate and not warm,
+                   "check_inputs": candidate, "route": baselines.route_of(role)}
         remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
             timed = remote.time(command, limit * len(seeds))
             measured = [timing.Measured(us) for us in timed.times]
-            if timed.failure is None and candidate:
+            if timed.failure is None and candidate and not warm:
                 measured = self._audit(workload, seeds, limit * len(seeds), audits, timed.times)
             elif timed.failure is not None:
                 if not candidate:  # the reference is the truth, the incumbent passed before: only times count
@@ -577,16 +585,22 @@ class Evaluation:
 
     def _audit(self, workload: Workload, seeds: list[int], limit: float, audits: random.Random,
                times: list[float]) -> list[timing.Measured]:
-        """The candidate's block audited: per call its conduct, then its outputs against the reference's, sampled;
-        the calls up to the first that fails."""
-        samples = [audits.getrandbits(62) for _ in seeds]
-        expected = [self._reference_run(self._make_inputs(workload, seed)) for seed in seeds]
-        weight = max(roles.max_payload(correctness.sample_output(e, s)) for e, s in zip(expected, samples, strict=True))
-        replies = self.candidate.audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(seeds))
+        """The candidate's block audited: every call's conduct, and the outputs of a random share of its calls
+        (AUDIT_SHARE, drawn only now) against the reference's, sampled; the calls up to the first that fails. A
+        call cannot know whether it is looked at, so one that skips its work fails with that share's odds each
+        time, and the median cannot move without many of them."""
+        count = len(seeds)
+        picked = set(audits.sample(range(count), max(1, math.ceil(AUDIT_SHARE * count))))
+        samples = [audits.getrandbits(62) if i in picked else None for i in range(count)]
+        expected = {i: self._reference_run(self._make_inputs(workload, seeds[i])) for i in sorted(picked)}
+        weight = max(roles.max_payload(correctness.sample_output(want, samples[i])) for i, want in expected.items())
+        replies = self.candidate.audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(picked))
         measured = []
-        for us, reply, want, sample in zip(times, replies, expected, samples, strict=False):
-            failure = reply.failure or correctness.compare_samples(
-                self._on_device(reply.outputs), want, sample, self.spec.tolerance).failure
+        for i, (us, reply) in enumerate(zip(times, replies, strict=False)):
+            failure = reply.failure
+            if failure is None and i in expected:
+                failure = correctness.compare_samples(self._on_device(reply.outputs), expected[i], samples[i],
+                                                      self.spec.tolerance).failure
             measured.append(timing.Measured(us, failure))
             if failure is not None:
                 break
@@ -677,10 +691,14 @@ class _Blocks:
         self.next_seed = 0
         self.pending: dict[str, deque[timing.Measured]] = {}
         self.started: set[str] = set()
+        self.warming: set[str] = set()  # roles whose queued calls come from a warm-up block
         self.size: int | None = None
 
     def measure(self, role: str, call: int, warm: bool) -> timing.Measured:
         queue = self.pending.setdefault(role, deque())
+        if not warm and role in self.warming:  # what is left of a warm-up block was not audited: not timed either
+            queue.clear()
+            self.warming.discard(role)
         if not queue:
             seeds = [self.base + self.next_seed + i for i in range(self._size())]
             self.next_seed += len(seeds)
@@ -688,7 +706,9 @@ class _Blocks:
             first = role not in self.started and role != "candidate"
             self.started.add(role)
             limit = self.judge.call_limit_s[self.workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
-            queue.extend(self.judge._time_block(self.workload, role, seeds, limit, self.audits))
+            if warm:
+                self.warming.add(role)
+            queue.extend(self.judge._time_block(self.workload, role, seeds, limit, self.audits, warm))
         return queue.popleft()
 
     def _size(self) -> int:

@@ -114,9 +114,9 @@ class RemoteRole:
             raise WorkerLost("broke the harness's protocol (times that are not its calls')")
         return Timed([float(us) for us in times], str(failure) if failure is not None else None)
 
-    def audit(self, samples: Sequence[int], seal: bool, timeout_s: float, max_payload: int) -> list[Reply]:
-        """The held block's audit: per call, its conduct and its outputs' samples (correctness.Sample); a failing
-        call's Reply is the last."""
+    def audit(self, samples: Sequence[int | None], seal: bool, timeout_s: float, max_payload: int) -> list[Reply]:
+        """The held block's audit: per call, its conduct and, where it has a sample seed, its outputs' samples
+        (correctness.Sample); a failing call's Reply is the last."""
         header, payload = self.request({"op": "audit", "samples": list(samples), "seal": seal}, timeout_s,
                                        max_payload)
         calls = header.get("calls")
@@ -128,7 +128,13 @@ class RemoteRole:
             self.kill()
             raise WorkerLost("broke the harness's protocol (an audit of other calls)")
         replies, offset = [], 0
-        for call in calls:
+        for call, sample in zip(calls, samples, strict=True):
+            if sample is None or not isinstance(call, dict) or call.get("outputs") is None:
+                if sample is not None:  # a call it was asked to show, not shown
+                    self.kill()
+                    raise WorkerLost("broke the harness's protocol (an audit without the outputs asked for)")
+                replies.append(Reply(None))
+                continue
             size = _payload_bytes(call)
             replies.append(self._reply({**call, "failure": None}, memoryview(payload)[offset:offset + size]))
             offset += size

@@ -299,16 +299,19 @@ class Worker:
         return {"times": times, "seconds": seconds, "failure": failure}, []
 
     def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
-        """The held block's conduct (inputs unchanged; the seal intact, where asked) and, per call, its outputs'
-        elements at the positions its sample seed draws (see correctness.sample_output)."""
+        """The held block's conduct (inputs unchanged; the seal intact, where asked) and, per call with a sample
+        seed, its outputs' elements at the positions that seed draws (see correctness.sample_output)."""
         held, self.held = self.held, []
-        samples = [int(sample) for sample in command.get("samples", [])]
+        samples = [None if sample is None else int(sample) for sample in command.get("samples", [])]
         if not held or len(samples) != len(held):
             return {"failure": "the harness asked to audit calls that are not held", "failed_at": 0}, []
         replies: list[dict[str, Any]] = []
         payload: list[channel.Part] = []
         for i, (call, sample) in enumerate(zip(held, samples, strict=True)):
             failure = self._conduct(call, bool(command.get("seal")) and i == len(held) - 1)
+            if failure is None and sample is None:  # not looked at: its conduct only
+                replies.append({"outputs": None})
+                continue
             outputs, parts, shipped = _ship(call.out, self.device, sample) if failure is None else ([], [], None)
             if (failure := failure or shipped) is not None:
                 return {"failure": failure, "failed_at": i}, []
