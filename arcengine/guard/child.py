@@ -57,6 +57,9 @@ PHASES = ("load", "precompile", "wait", "compile", "correctness", "baseline", "t
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
 SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks and checked calls, those after which the seal is checked
 AUDIT_SHARE = 0.25  # of a timed block's calls, those whose outputs are audited (at least one, drawn after the reply)
+# Outputs above this are compared in full on a workload's first case (and its determinism rerun), and sampled on
+# its other cases: shipping tens of megabytes out of the worker and back to the GPU cost more than the call.
+FULL_COMPARE_BYTES = 4 << 20
 BLOCK_BYTES = 2 << 30  # what a block of timed calls may hold on the device (inputs, snapshots, outputs)
 
 
@@ -261,6 +264,7 @@ class Evaluation:
         self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
         salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
         self.input_salt = salt  # fresh in every child unless pinned: no answer can be cached across children
+        self.samples = random.Random(f"{spec.rng_seed}:{salt}:sample")  # positions of the sampled comparisons
 
     @property
     def candidate(self) -> RemoteRole:
@@ -431,14 +435,30 @@ class Evaluation:
         command = {"workload": workload.index, "seed": drawn, "distribution": distribution, "seal": seal,
                    "poison": [t.numel() * t.element_size() for t in correctness.output_tensors(expected)]}
         self._check_baseline(workload, {**command, "seal": False, "poison": []}, expected, record)
-        reply = self._call_candidate(workload, command, expected)
+        sampled = not twice and correctness.tensor_bytes(correctness.output_tensors(expected)) > FULL_COMPARE_BYTES
+        reply, sample = self._call_candidate(workload, {**command, "hold": sampled}, expected), 0
+        if reply.failure is None and sampled:
+            reply, sample = self._sample_held(workload, expected)
         if reply.failure is not None:
             return reply.failure
-        comparison = correctness.compare_outputs(self._on_device(reply.outputs), expected, self.spec.tolerance)
+        outputs = self._on_device(reply.outputs)
+        comparison = (correctness.compare_samples(outputs, expected, sample, self.spec.tolerance) if sampled
+                      else correctness.compare_outputs(outputs, expected, self.spec.tolerance))
         record.absorb(comparison)
         if comparison.failure is None and twice and self.spec.deterministic:
             return self._check_determinism(workload, command, reply.outputs, expected)
         return comparison.failure
+
+    def _sample_held(self, workload: Workload, expected: object) -> tuple[roles.Reply, int]:
+        """The held call's outputs at positions drawn only now that it has returned (see correctness.sample_output),
+        and the seed that drew them."""
+        sample = self.samples.getrandbits(62)
+        weight = roles.max_payload(correctness.sample_output(expected, sample))
+        try:
+            (shown,) = self.candidate.audit([sample], False, self.call_limit_s[workload.index], weight)
+        except (WorkerLost, ValueError) as lost:
+            return roles.Reply(f"the candidate {lost}"), sample
+        return shown, sample
 
     def _check_determinism(self, workload: Workload, command: Mapping[str, Any], first: object,
                            expected: object) -> str | None:

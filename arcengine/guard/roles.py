@@ -102,7 +102,14 @@ class RemoteRole:
         return header, payload
 
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
-        return self._reply(*self.request({"op": "call", **command}, timeout_s, max_payload))
+        """One untimed call; with ``hold`` in the command its outputs stay in the worker for ``audit``."""
+        header, payload = self.request({"op": "call", **command}, timeout_s, max_payload)
+        if command.get("hold") and header.get("failure") is None:
+            if header.get("held") is not True:
+                self.kill()
+                raise WorkerLost("broke the harness's protocol (outputs it was told to hold)")
+            return Reply(None, seconds=number(header.get("seconds")) or 0.0)
+        return self._reply(header, payload)
 
     def time(self, command: Mapping[str, Any], timeout_s: float) -> Timed:
         """A block of timed calls (see worker.Worker.time): the times of those that ran well, and why one did not."""

@@ -235,8 +235,10 @@ class Worker:
         return self.routes.fn(str(command.get("route")), int(command["workload"]))
 
     def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
-        """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs."""
+        """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs (or, with
+        ``hold``, its conduct only, the outputs held for ``audit``)."""
         assert self.reference is not None and self.run is not None
+        self.held = []
         axes = self.workloads[int(command["workload"])]
         inputs = make_inputs(self.reference, axes, int(command["seed"]), str(command["distribution"]), self.device)
         pristine = correctness.snapshot_inputs(inputs)
@@ -255,6 +257,9 @@ class Worker:
         failure = self._conduct(held, bool(command.get("seal")))
         if failure is not None:
             return {"failure": failure}, []
+        if command.get("hold"):  # the judge looks at a sample of the outputs, drawn once this reply is in (audit)
+            self.held = [held._replace(pristine=None)]
+            return {"seconds": held.seconds, "failure": None, "held": True}, []
         outputs, payload, failure = _ship(out, self.device)
         return {"seconds": held.seconds, "failure": failure, "outputs": outputs,
                 "single": not isinstance(out, tuple | list)}, payload

@@ -649,6 +649,17 @@ def test_every_distribution_is_drawn_even_with_few_seeds(tmp_path: Path) -> None
     _assert_fails(result, "(large inputs)")
 
 
+LARGE_OUTPUT = [{"index": 0, "axes": {"M": 1024, "N": 2048}, "held_out": False}]  # 8 MB out: sampled after case 1
+
+
+def test_large_outputs_are_sampled_after_the_first_case_and_a_wrong_region_still_fails(tmp_path: Path) -> None:
+    assert _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n", workloads=LARGE_OUTPUT)["correct"] is True
+    # Right on the first case and its rerun (compared in full), then a tenth of the rows left at zero.
+    later_wrong = ("calls = [0]\n\ndef run(x):\n    calls[0] += 1\n    y = x * 2.0\n"
+                   "    if calls[0] > 2:\n        y[: y.shape[0] // 10] = 0\n    return y\n")
+    _assert_fails(_evaluate(tmp_path, later_wrong, workloads=LARGE_OUTPUT), "seed 1 (")
+
+
 def test_nondeterministic_candidate_fails_unless_the_problem_allows_it(tmp_path: Path) -> None:
     noisy = "import torch\ndef run(x):\n    return x * 2 + torch.rand_like(x) * 1e-4\n"
     _assert_fails(_evaluate(tmp_path, noisy), "nondeterministic")
