@@ -9,31 +9,21 @@ reference), per workload the gain over the baseline (and which route won), over 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import torch
-from measure import environment
+from measure import environment, guard_eval
 
 from arcengine.guard.sol import geometric_mean
-
-
-def judged(problem_dir: str, candidate: Path, device: str) -> dict[str, Any]:
-    """``arcengine eval --json`` of one file (a failing verdict is a figure too: it is recorded as it is)."""
-    done = subprocess.run([sys.executable, "-m", "arcengine.cli", "eval", problem_dir, str(candidate), "--device",
-                           device, "--json"], capture_output=True, text=True, check=False)
-    if not done.stdout.strip():
-        raise SystemExit(f"eval of {candidate} printed nothing: {done.stderr.strip()[-500:]}")
-    return json.loads(done.stdout)
 
 
 def figures(summary: dict[str, Any]) -> dict[str, Any]:
     run_dir = Path(summary["run_dir"])
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    best = judged(summary["problem_dir"], run_dir / "best.py", device.type)
-    seed = judged(summary["problem_dir"], run_dir / "candidates" / "c0000.py", device.type)
+    best = guard_eval(summary["problem_dir"], str(run_dir / "best.py"), device.type)
+    seed = guard_eval(summary["problem_dir"], str(run_dir / "candidates" / "c0000.py"), device.type)
     rows = []
     for mine, first in zip(best["workloads"], seed["workloads"], strict=False):
         rows.append({

@@ -53,6 +53,16 @@ def run_campaign(args: list[str], env: Mapping[str, str] | None = None) -> dict[
     return json.loads(done.stdout)
 
 
+def guard_eval(problem: str, candidate: str, device: str) -> dict[str, Any]:
+    """``arcengine eval --json`` of one file in a process of its own: the guard's verdict and figures (a failing
+    verdict is a figure too, recorded as it is), the baseline checked and timed beside the reference."""
+    done = subprocess.run([sys.executable, "-m", "arcengine.cli", "eval", problem, candidate, "--device", device,
+                           "--json"], capture_output=True, text=True, check=False)
+    if not done.stdout.strip():
+        raise CampaignFailed(f"eval of {candidate} printed nothing: {done.stderr.strip()[-500:]}")
+    return json.loads(done.stdout)
+
+
 def environment(device: torch.device) -> dict[str, Any]:
     """Date, device and versions, as every committed figure carries them."""
     return {

@@ -1,9 +1,11 @@
 """Every shipped problem on this device, per workload: the PyTorch reference, the seed kernel, torch.compile of
 the reference (default and max-autotune) and the roofline time (the problem's FLOPs and bytes over the measured
-ceilings). Results are saved after each workload, and a rerun on the same OUT.json measures only what is
-missing, so a run cut short loses nothing.
+ceilings), then the problem's baseline as the guard measures it (`arcengine eval` of the seed: which route won,
+its time, the seed over it). Results are saved after each workload, and a rerun on the same OUT.json measures
+only what is missing, so a run cut short loses nothing.
 
-    python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune] [--compile-cap SECONDS] [--gpus N]
+    python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune] [--no-baseline]
+                                      [--compile-cap SECONDS] [--gpus N]
 
 With --gpus N, N problems are measured at once, each in a process of its own pinned to a GPU of its own and
 writing a file of its own (OUT.NAME.partial.json), merged into OUT.json as it ends; a run cut short leaves its
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from measure import environment, input_pool, time_workload
+from measure import environment, guard_eval, input_pool, time_workload
 
 from arcengine.guard.ceilings import measure_ceilings
 from arcengine.guard.child import load_module
@@ -143,11 +145,31 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
     return result
 
 
+def add_baseline(problem: Problem, device: torch.device, measured: dict[str, Any]) -> None:
+    """Each row's baseline as the guard measures it (``arcengine eval`` of the seed: every declared route checked,
+    the fastest correct one per workload timed in the same rounds as the reference), unless the rows have it."""
+    rows = measured["workloads"]
+    if not rows or all("baseline" in row for row in rows):
+        return
+    verdict = guard_eval(str(problem.directory), str(problem.seed_path), device.type)
+    judged = {json.dumps(w["axes"], sort_keys=True): w for w in verdict["workloads"]}
+    for row in rows:
+        found = judged.get(json.dumps(row["axes"], sort_keys=True))
+        if found is None:
+            continue
+        row["baseline"] = {"route": found["baseline_route"], "time_us": found["baseline_time_us"],
+                           "reference_us": found["ref_time_us"], "seed_us": found["time_us"],
+                           "routes_us": found["baseline_times_us"], "failures": found["baseline_failures"],
+                           "seed_over_baseline": found["speedup_over_baseline"]}
+    measured["baseline_verdict"] = verdict["verdict"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--problems", nargs="*", default=None)
     parser.add_argument("--no-max-autotune", action="store_true")
+    parser.add_argument("--no-baseline", action="store_true", help="leave out the guard's baseline per workload")
     parser.add_argument("--compile-cap", type=float, default=180.0, help="seconds per torch.compile mode and shape")
     parser.add_argument("--gpus", type=int, default=1, help="problems measured at once, one GPU each")
     args = parser.parse_args()
@@ -178,6 +200,9 @@ def main() -> None:
             args.out.write_text(json.dumps(result, indent=1) + "\n")
 
         save(measure_problem(problem, device, ceilings, args, result["problems"].get(problem.name), save))
+        if not args.no_baseline:
+            add_baseline(problem, device, result["problems"][problem.name])
+            save(result["problems"][problem.name])
         print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
 
 
