@@ -215,3 +215,32 @@ def test_torch_compile_of_a_kernelbench_model_is_its_baseline(tmp_path: Path, mo
     assert result["correct"], result["failure"]
     assert result["workloads"][0]["baseline_failures"] == {}
     assert result["workloads"][0]["baseline_route"] == "compile"
+
+
+# ---------------------------------------------------------------- a campaign
+
+
+async def test_a_campaign_reports_the_gain_over_the_baseline_and_can_target_it(tmp_path: Path, campaign_config) -> None:
+    from arcengine.campaign import Campaign
+    from arcengine.eventlog import read_events
+    from arcengine.events import BestImproved, CandidateDecided
+    from arcengine.providers.scripted import ScriptedProvider
+
+    folder = _problem_with(tmp_path, 'routes = ["plain"]', "def plain(x):\n    return x * 2 + 1\n")
+    fast = scale_source("return x * 2 + 1")
+    config = campaign_config(problem=str(folder), budget=3, plateau=None, baseline="every")
+    summary = await Campaign(config, provider=ScriptedProvider([fast], cycle=True)).run()
+    assert summary["best"]["speedup_over_baseline"] > 0
+    events = list(read_events(Path(summary["run_dir"]) / "events.jsonl"))
+    decided = [e for e in events if isinstance(e, CandidateDecided) and e.correct]
+    assert decided and all(e.speedup_over_baseline for e in decided)
+    assert all(w.baseline_route == "plain" for e in decided for w in e.workloads)
+    # Timed in the candidates' own children; a KEEP's confirming child, which times no baseline, reads it through
+    # the reference (its verdict is the one reported when it does not confirm).
+    assert all("plain" in w.baseline_times_us for w in decided[0].workloads)
+    assert all(e.speedup_over_baseline for e in events if isinstance(e, BestImproved))
+
+    targeted = campaign_config(problem=str(folder), budget=6, plateau=None, target_speedup=1e-6,
+                               target_against="baseline", out=tmp_path / "targeted")
+    stopped = await Campaign(targeted, provider=ScriptedProvider([fast], cycle=True)).run()
+    assert stopped["stop_reason"] == "target speedup 1e-06x over the baseline reached"
