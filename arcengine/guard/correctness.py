@@ -397,10 +397,13 @@ class HarnessSeal:
                     self.watch_class(value)  # the harness's own classes: their methods are harness too
 
     def watch_class(self, cls: type) -> None:
+        # What each name resolves to through the MRO, as the check reads it (the first class that defines it wins),
+        # in one pass; dir() also lists what a metaclass lends (an Enum's __contains__), which no class here holds.
+        resolved: dict[str, object] = {}
+        for klass in reversed(cls.__mro__):
+            resolved.update(klass.__dict__)
         for name in dir(cls):
-            # Read through the MRO only, as the check does: dir() also lists what a metaclass lends (an Enum's
-            # __contains__), which no class in the MRO holds.
-            value = _current(_Watch("", cls, name, None, True))
+            value = resolved.get(name, _MISSING)
             if value is not _MISSING:
                 self._add(_Watch(f"{cls.__qualname__}.{name}", cls, name, value, True, _code(value)))
 
@@ -440,6 +443,7 @@ class _SealPlan:
         names: dict[int, tuple[Mapping[str, object], list[str], list[object]]] = {}  # by the namespace's owner
         absent: dict[int, tuple[type, set[str]]] = {}
         self.mros: list[tuple[type, tuple[type, ...]]] = []
+        self._depths: dict[int, dict[str, int]] = {}  # per class, for _namespace
         self.functions: tuple[list[object], list[object]] = ([], [])  # plain functions, their code objects
         self.wrapped: tuple[list[object], list[object]] = ([], [])  # methods and static/classmethods, their code
         for watch in watches:
@@ -464,11 +468,17 @@ class _SealPlan:
         if not watch.static:
             return watch.owner, vars(watch.owner), []
         mro: tuple[type, ...] = watch.owner.__mro__  # type: ignore[attr-defined]
-        self.mros.append((watch.owner, mro))  # type: ignore[arg-type]
-        for depth, klass in enumerate(mro):
-            if watch.name in klass.__dict__:
-                return klass, klass.__dict__, list(mro[:depth])
-        return watch.owner, {}, list(mro)
+        depths = self._depths.get(id(watch.owner))
+        if depths is None:  # per class once: where in its MRO each name is first defined
+            self.mros.append((watch.owner, mro))  # type: ignore[arg-type]
+            depths = self._depths[id(watch.owner)] = {}
+            for depth, klass in enumerate(mro):
+                for name in klass.__dict__:
+                    depths.setdefault(name, depth)
+        depth = depths.get(watch.name)
+        if depth is None:
+            return watch.owner, {}, list(mro)
+        return mro[depth], mro[depth].__dict__, list(mro[:depth])
 
     def intact(self) -> bool:
         try:
