@@ -262,6 +262,7 @@ class Evaluation:
         self.call_limit_s: dict[int, float] = {}  # per workload, from the reference's own time
         self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
         self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
+        self.output_sizes: dict[int, list[int]] = {}  # per workload, the reference's outputs' bytes (first case)
         salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
         self.input_salt = salt  # fresh in every child unless pinned: no answer can be cached across children
         self.samples = random.Random(f"{spec.rng_seed}:{salt}:sample")  # positions of the sampled comparisons
@@ -425,18 +426,32 @@ class Evaluation:
                     twice: bool, seal: bool = True) -> str | None:
         """Run reference and candidate on one seed's inputs; the failure reason or None. With ``twice`` the
         candidate runs again on a fresh copy of the same inputs and must give the same bits; with ``seal`` its
-        worker checks the harness seal after the call."""
+        worker checks the harness seal after the call. Once a workload's outputs are known by size (its first
+        case), the candidate's worker makes its call while the judge runs the reference."""
         drawn = self._seed(seed)
+        command: dict[str, Any] = {"workload": workload.index, "seed": drawn, "distribution": distribution,
+                                   "seal": seal}
+        sizes = self.output_sizes.get(workload.index)
+        begun = sizes is not None and not twice
+        if begun:
+            assert sizes is not None
+            command |= {"poison": sizes, "hold": sum(sizes) > FULL_COMPARE_BYTES}
+            try:
+                self.candidate.begin_call(command)
+            except WorkerLost as lost:
+                return f"the candidate {lost}"
         inputs = self._make_inputs(workload, drawn, distribution)
         called = perf_counter()
         expected = self._reference_run(inputs)
         self._sync()
         self._learn_call_limit(workload, perf_counter() - called)
-        command = {"workload": workload.index, "seed": drawn, "distribution": distribution, "seal": seal,
-                   "poison": [t.numel() * t.element_size() for t in correctness.output_tensors(expected)]}
-        self._check_baseline(workload, {**command, "seal": False, "poison": []}, expected, record)
-        sampled = not twice and correctness.tensor_bytes(correctness.output_tensors(expected)) > FULL_COMPARE_BYTES
-        reply, sample = self._call_candidate(workload, {**command, "hold": sampled}, expected), 0
+        if not begun:
+            sizes = self.output_sizes[workload.index] = [
+                t.numel() * t.element_size() for t in correctness.output_tensors(expected)]
+            command |= {"poison": sizes, "hold": not twice and sum(sizes) > FULL_COMPARE_BYTES}
+        self._check_baseline(workload, {**command, "seal": False, "poison": [], "hold": False}, expected, record)
+        sampled = bool(command["hold"])
+        reply, sample = self._call_candidate(workload, command, expected, begun), 0
         if reply.failure is None and sampled:
             reply, sample = self._sample_held(workload, expected)
         if reply.failure is not None:
@@ -472,13 +487,16 @@ class Evaluation:
             return "nondeterministic: two runs on the same inputs gave different bits"
         return None
 
-    def _call_candidate(self, workload: Workload, command: Mapping[str, Any], expected: object) -> roles.Reply:
-        """One untimed call in the candidate's worker; its first call on a workload may compile, and its time
-        is counted as compilation."""
+    def _call_candidate(self, workload: Workload, command: Mapping[str, Any], expected: object,
+                        begun: bool = False) -> roles.Reply:
+        """One untimed call in the candidate's worker (``begun``: sent already); its first call on a workload
+        may compile, and its time is counted as compilation."""
         first = workload.index not in self.compiled
         limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
         try:
-            reply = self.candidate.call(command, limit, roles.max_payload(expected))
+            if not begun:
+                self.candidate.begin_call(command)
+            reply = self.candidate.finish_call(command, limit, roles.max_payload(expected))
         except WorkerLost as lost:
             return roles.Reply(f"the candidate {_with_allowance(lost, first)}")
         if first:
@@ -587,7 +605,7 @@ class Evaluation:
         """One visit of a role: its block of calls timed, and the candidate's audited (but for a warm-up block,
         whose times are not kept: its inputs are still checked); CallError if another role fails."""
         candidate = role == "candidate"
-        command = {"workload": workload.index, "seeds": seeds, "hold": candidate and not warm,
+        command = {"workload": workload.index, "seeds": seeds, "hold": candidate and not warm, "warm": warm,
                    "check_inputs": candidate, "route": baselines.route_of(role)}
         remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
@@ -666,8 +684,7 @@ class Evaluation:
         return self.reference.run(*inputs)
 
     def _sync(self) -> None:
-        if self.device.type == "cuda":
-            torch.cuda.synchronize()
+        worker.sync(self.device)
 
     def _fail(self, reason: str, workload: Workload | None = None) -> None:
         if self.failure is None:  # the first failure is the one reported

@@ -103,7 +103,15 @@ class RemoteRole:
 
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
         """One untimed call; with ``hold`` in the command its outputs stay in the worker for ``audit``."""
-        header, payload = self.request({"op": "call", **command}, timeout_s, max_payload)
+        self.begin_call(command)
+        return self.finish_call(command, timeout_s, max_payload)
+
+    def begin_call(self, command: Mapping[str, Any]) -> None:
+        """The call sent; the judge works meanwhile, then takes its reply with ``finish_call``."""
+        self.begin({"op": "call", **command})
+
+    def finish_call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
+        header, payload = self.finish(timeout_s, max_payload)
         if command.get("hold") and header.get("failure") is None:
             if header.get("held") is not True:
                 self.kill()

@@ -110,6 +110,11 @@ class Timer(Protocol):
         (a copy, before the next call can reuse the buffer it returned)."""
         ...
 
+    def warm_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
+        """The calls made as in ``time_block`` but untimed (their times are 0): loading kernels, growing the
+        allocator and compiling at first calls happen here, and what they cost the host is forgotten."""
+        ...
+
 
 def each_timed(timer: Timer, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
     """``time_block`` for timers whose clock costs nothing to read: one call after another."""
@@ -139,6 +144,9 @@ class CpuTimer:
 
     def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
         return each_timed(self, fn, calls, after)
+
+    def warm_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
+        return [Timed(0.0, call.out) for call in each_timed(self, fn, calls, after)]
 
 
 def l2_bytes(device: torch.device) -> int | None:
@@ -178,6 +186,7 @@ class _CudaTimerBase:
     kind = "cuda"
 
     def __init__(self, device: torch.device, flusher: L2Flusher | None = None) -> None:
+        self.device = device
         self._flusher = flusher if flusher is not None else L2Flusher(device)
         self._reset_persisting_l2 = _persisting_l2_reset()
         self.cycles_per_us = 2000.0  # a guess until measured, on clocks that have ramped up
@@ -203,10 +212,28 @@ class _CudaTimerBase:
     def spin_up(self, seconds: float) -> None:
         """Keep the GPU busy for a while, so its clocks ramp up before anything is timed."""
         torch.cuda._sleep(int(seconds * 1e6 * self.cycles_per_us))
-        torch.cuda.synchronize()
+        self.sync()
 
     def sync(self) -> None:
-        torch.cuda.synchronize()
+        # Named, the device costs nothing to find; unnamed, torch asks the driver how many devices there are
+        # (0.2 ms on an H200 host), once per synchronise and per stream lookup.
+        torch.cuda.synchronize(self.device)
+
+    def warm_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
+        """Untimed calls: no flush, no head start, no markers. The head start then follows these calls' host
+        sides but the first (a first call loads kernels and grows the allocator: tens of milliseconds that
+        would make every timed call of the next blocks wait for nothing)."""
+        outs, enqueues = [], []
+        for i, args in enumerate(calls):
+            started = perf_counter()
+            out = fn(*args)
+            enqueues.append((perf_counter() - started) * 1e6)
+            self.sync()
+            outs.append(Timed(0.0, after(i, out) if after is not None else out))
+        self._enqueues.clear()
+        self._enqueues.extend(enqueues[1:])
+        self.head_start_us = min(MAX_HEAD_START_US, max(HEAD_START_US, 2 * max(self._enqueues, default=0.0)))
+        return outs
 
     def _prepare(self) -> None:
         """Cold caches, then the busy-wait the call's launches queue behind."""
@@ -251,7 +278,7 @@ class EventTimer(_CudaTimerBase):
         self._start.record()
         out = fn(*args)
         self._adapt((perf_counter() - enqueue_started) * 1e6)
-        torch.cuda.synchronize()
+        self.sync()
         self._end.record()
         self._end.synchronize()
         return Timed(self._start.elapsed_time(self._end) * 1e3, out)
@@ -405,18 +432,19 @@ class CuptiTimer(_CudaTimerBase):
 
     def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
         marks, outs = self._draw(len(calls)), []
+        stream = torch.cuda.current_stream(self.device).cuda_stream
         for i, (args, mark) in enumerate(zip(calls, marks, strict=True)):
             if self._reset_persisting_l2 is not None:
                 self._reset_persisting_l2()
-            self._memset(self._flusher.buffer, mark.open)  # the L2 flush, and the call's opening marker
+            self._memset(self._flusher.buffer, mark.open, stream)  # the L2 flush, and the call's opening marker
             self._head_start()
             enqueue_started = perf_counter()
             out = fn(*args)
             self._adapt((perf_counter() - enqueue_started) * 1e6)
-            torch.cuda.synchronize()  # device-wide: every stream of the context is done
-            self._memset(self._closer, mark.close)
+            self.sync()  # device-wide: every stream of the context is done
+            self._memset(self._closer, mark.close, stream)
             outs.append(after(i, out) if after is not None else out)  # launched after the closing set: untimed
-        torch.cuda.synchronize()
+        self.sync()
         read = perf_counter()
         batch = self._log.take()
         self.reads.append((perf_counter() - read) * 1e6)
@@ -449,9 +477,9 @@ class DriverMemset:
         self._set.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
         self._set.restype = ctypes.c_int
 
-    def __call__(self, buffer: torch.Tensor, value: int) -> None:
+    def __call__(self, buffer: torch.Tensor, value: int, stream: int) -> None:
         assert buffer.dtype == torch.int32 and buffer.is_contiguous()
-        status = self._set(buffer.data_ptr(), value, buffer.numel(), torch.cuda.current_stream().cuda_stream)
+        status = self._set(buffer.data_ptr(), value, buffer.numel(), stream)
         if status != 0:
             raise RuntimeError(f"cuMemsetD32Async failed with CUDA error {status}")
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -279,6 +280,24 @@ def test_time_interleaved_gives_every_call_its_number_and_checks_every_timed_cal
     every_call = warm + seen["reference"] + seen["candidate"]
     assert len(set(every_call)) == len(every_call)  # no two calls share inputs
     assert result.paired_ratios("reference", "candidate") == [2.0] * 4
+
+
+def test_a_warm_up_block_is_untimed_and_its_first_call_does_not_set_the_head_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A first call that loads kernels takes tens of milliseconds on the host; were it remembered, every timed call
+    # of the next blocks would busy-wait for twice that on the GPU. The CUDA timer's logic, without a GPU.
+    timer = object.__new__(timing.CuptiTimer)
+    timer.head_start_us, timer._enqueues = timing.MAX_HEAD_START_US, deque(maxlen=timing.ENQUEUE_WINDOW)
+    monkeypatch.setattr(timer, "sync", lambda: None)
+    slow_first = iter([0.05, 0.0, 0.0, 0.0])
+    kept: list[int] = []
+    warm = timer.warm_block(lambda x: time.sleep(next(slow_first)) or x, [(1,), (2,), (3,), (4,)],
+                            lambda i, out: kept.append(i) or out)
+    assert [call.us for call in warm] == [0.0] * 4 and [call.out for call in warm] == [1, 2, 3, 4]
+    assert kept == [0, 1, 2, 3]  # inputs checked and outputs copied as for timed calls
+    assert len(timer._enqueues) == 3 and timer.head_start_us < 1_000  # 100,000 us had the first call counted
+    cpu = timing.CpuTimer().warm_block(lambda x: x, [(5,)])
+    assert cpu[0].us == 0.0 and cpu[0].out == 5
 
 
 def test_time_interleaved_stops_at_the_first_wrong_timed_output() -> None:
