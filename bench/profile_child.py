@@ -56,8 +56,8 @@ def main() -> None:
     guard.device = args.device
     if args.workers:
         profile_workers(args.workers, args.top)
+    warm_up()  # as the zygote does before it forks a child
     workers = fork_workers()  # as the child does: before anything touches CUDA
-    warm_up()
     spec = parse_spec({**guard.child_spec(kernel, problem.seed_path.resolve(), 1), "result": "/dev/null"})
     profiler = cProfile.Profile()
     try:

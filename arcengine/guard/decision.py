@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from arcengine.events import Decision, WorkloadResult
-from arcengine.guard.baseline_times import REFERENCE_ROUTE, BaselineTime
+from arcengine.guard.baseline_times import REFERENCE_ROUTE, BaselineTime, chain_holds
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
 from arcengine.problem import Problem, Workload
 
@@ -69,10 +69,11 @@ def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) ->
 
 
 def _over_baseline(entry: dict[str, Any], speedup: float | None, floor: float,
-                   kept: BaselineTime | None) -> dict[str, Any]:
+                   kept: BaselineTime | None, stale: bool = False) -> dict[str, Any]:
     """The workload's baseline and the candidate's gain over it: timed in this child (paired); else read through
     the reference from a child that timed it, if this child's reference agrees with that one's; else, where no
-    route is declared or correct, the reference stands in and says so."""
+    route is declared or correct, the reference stands in and says so. ``stale``: the kept times no longer
+    hold (the references moved), and no figure is given."""
     time_us = entry.get("time_us")
     found: dict[str, Any] = {"baseline_times_us": entry.get("baseline_times_us") or {},
                              "baseline_failures": entry.get("baseline_failures") or {}}
@@ -82,9 +83,9 @@ def _over_baseline(entry: dict[str, Any], speedup: float | None, floor: float,
         base_us = float(entry["baseline_time_us"])
         return {**found, "baseline_route": entry.get("baseline_route"), "baseline_time_us": base_us,
                 "speedup_over_baseline": base_us / max(time_us, floor)}
-    if kept is not None:
-        if not kept.agrees(entry.get("ref_time_us"), entry.get("ref_rel_se")):
-            return found  # the reference moved since the baseline was timed: no figure rather than a wrong one
+    if stale:
+        return found
+    if kept is not None:  # the references agree (chain_holds): the baseline's ratio to them still holds
         ratio = kept.time_us / kept.ref_time_us
         return {**found, "baseline_route": kept.route, "baseline_time_us": ratio * entry["ref_time_us"],
                 "speedup_over_baseline": speedup * ratio}
@@ -93,7 +94,7 @@ def _over_baseline(entry: dict[str, Any], speedup: float | None, floor: float,
 
 
 def _measured(entry: dict[str, Any], workload: Workload, floor: float,
-              kept: BaselineTime | None = None) -> WorkloadResult:
+              kept: BaselineTime | None = None, stale: bool = False) -> WorkloadResult:
     time_us, ref_us = entry.get("time_us"), entry.get("ref_time_us")
     speedup = sol = None
     if time_us and ref_us:
@@ -104,7 +105,7 @@ def _measured(entry: dict[str, Any], workload: Workload, floor: float,
         correct=bool(entry.get("correct")), failure=entry.get("failure"), max_abs_err=entry.get("max_abs_err"),
         time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.get("incumbent_time_us"),
         speedup=speedup, sol_score=sol, reps=entry.get("reps"), rel_se=entry.get("rel_se"),
-        harness=entry.get("harness") or {}, **_over_baseline(entry, speedup, floor, kept),
+        harness=entry.get("harness") or {}, **_over_baseline(entry, speedup, floor, kept, stale),
     )
 
 
@@ -156,7 +157,10 @@ def judge(
     by_index = {w.index: w for w in workloads}
     floors = {w.index: floor_us(problem, w, ceilings) for w in workloads}
     kept = baselines or {}
-    results = tuple(_measured(e, by_index[e["index"]], floors[e["index"]], kept.get(e["index"]))
+    # Read through the reference only while this child's references agree with those timed beside the baseline;
+    # else no figure rather than a wrong one.
+    stale = bool(kept) and not chain_holds(kept, result.get("workloads", []))
+    results = tuple(_measured(e, by_index[e["index"]], floors[e["index"]], kept.get(e["index"]), stale)
                     for e in result.get("workloads", []))
     # Every workload must have been checked and say correct, whatever the child's summary claims.
     complete = {w.index for w in results if w.correct} == set(by_index)

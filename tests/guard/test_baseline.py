@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.guard.baseline_times import BaselineCache, BaselineTime
+from arcengine.guard.baseline_times import BaselineCache, BaselineTime, chain_holds
 from arcengine.guard.decision import Thresholds, judge
 from arcengine.problem import ProblemError, load_problem
 from tests.conftest import SCALE, scale_source
@@ -149,6 +149,24 @@ def test_the_cache_times_once_per_gpu_and_again_once_the_reference_moves() -> No
     assert BaselineCache("every", declared=True).wanted(0)
     assert not BaselineCache("once", declared=False).wanted(0)
     assert not BaselineCache("off", declared=True).wanted(0)
+
+
+def test_one_small_kernel_in_its_noise_keeps_the_baseline_and_a_device_that_moved_drops_it() -> None:
+    # Two children's medians of a 20 us reference differ by up to 5% on an H200; all workloads at once is the device.
+    kept = {i: BaselineTime("compile", 10.0, ref, 0.001) for i, ref in enumerate([20.0, 200.0, 400.0, 800.0])}
+    one_noisy = [{"index": 0, "ref_time_us": 21.6}, *({"index": i, "ref_time_us": kept[i].ref_time_us}
+                                                    for i in (1, 2, 3))]
+    assert chain_holds(kept, one_noisy)
+    assert not chain_holds(kept, [{**one_noisy[0], "ref_time_us": 24.0}, *one_noisy[1:]])  # 20% on one shape
+    all_moved = [{"index": i, "ref_time_us": kept[i].ref_time_us * 1.07} for i in range(4)]
+    assert not chain_holds(kept, all_moved)
+    cache = BaselineCache("once", declared=True)
+    cache.learn(0, [{"index": i, "baseline_route": "compile", "baseline_time_us": 10.0, "ref_time_us": t.ref_time_us}
+                    for i, t in kept.items()], timed=True)
+    cache.learn(0, one_noisy, timed=False)
+    assert not cache.wanted(0)
+    cache.learn(0, all_moved, timed=False)
+    assert cache.wanted(0)
 
 
 # ---------------------------------------------------------------- the problem's declaration
