@@ -57,7 +57,7 @@ PHASES = ("load", "precompile", "wait", "compile", "correctness", "baseline", "t
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
 SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks and checked calls, those after which the seal is checked
 AUDIT_SHARE = 0.25  # of a timed block's calls, those whose outputs are audited (at least one, drawn after the reply)
-# Outputs above this are compared in full on a workload's first case (and its determinism rerun), and sampled on
+# Outputs above this are compared in full on a workload's first case, and sampled on its determinism rerun and
 # its other cases: shipping tens of megabytes out of the worker and back to the GPU cost more than the call.
 FULL_COMPARE_BYTES = 4 << 20
 BLOCK_BYTES = 2 << 30  # what a block of timed calls may hold on the device (inputs, snapshots, outputs)
@@ -477,12 +477,18 @@ class Evaluation:
 
     def _check_determinism(self, workload: Workload, command: Mapping[str, Any], first: object,
                            expected: object) -> str | None:
-        again = self._call_candidate(workload, command, expected)
+        """The candidate again on a fresh copy of the case's inputs: the same bits, everywhere (outputs over
+        FULL_COMPARE_BYTES: at positions drawn once the rerun returned, as for any sampled case)."""
+        sampled = correctness.tensor_bytes(correctness.output_tensors(expected)) > FULL_COMPARE_BYTES
+        again, sample = self._call_candidate(workload, {**command, "hold": sampled}, expected), 0
+        if again.failure is None and sampled:
+            again, sample = self._sample_held(workload, expected)
         if again.failure is not None:
             return f"second run on the same inputs: {again.failure}"
-        first_tensors, again_tensors = correctness.output_tensors(first), correctness.output_tensors(again.outputs)
-        if len(first_tensors) != len(again_tensors) or not all(
-            correctness.bitwise_equal(a, b) for a, b in zip(first_tensors, again_tensors, strict=True)
+        before = _bits(correctness.sample_output(first, sample) if sampled else first)
+        after = _bits(again.outputs)
+        if len(before) != len(after) or not all(
+            correctness.bitwise_equal(a, b) for a, b in zip(before, after, strict=True)
         ):
             return "nondeterministic: two runs on the same inputs gave different bits"
         return None
@@ -758,6 +764,19 @@ class _Blocks:
                     correctness.output_tensors(outputs))
                 self.size = max(1, min(self.size, BLOCK_BYTES // max(weight, 1)))
         return self.size
+
+
+def _bits(outputs: object) -> list[torch.Tensor]:
+    """The tensors of a return value, or of its Samples (their values, with their shape as a tensor: two runs'
+    samples agree only on the same shapes)."""
+    items = outputs if isinstance(outputs, tuple | list) else (outputs,)
+    found: list[torch.Tensor] = []
+    for item in items:
+        if isinstance(item, correctness.Sample):
+            found += [item.values, torch.tensor(item.shape, dtype=torch.int64)]
+        elif isinstance(item, torch.Tensor):
+            found.append(item)
+    return found
 
 
 def _with_allowance(lost: WorkerLost, first: bool) -> str:

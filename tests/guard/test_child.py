@@ -673,7 +673,7 @@ LARGE_OUTPUT = [{"index": 0, "axes": {"M": 1024, "N": 2048}, "held_out": False}]
 
 def test_large_outputs_are_sampled_after_the_first_case_and_a_wrong_region_still_fails(tmp_path: Path) -> None:
     assert _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n", workloads=LARGE_OUTPUT)["correct"] is True
-    # Right on the first case and its rerun (compared in full), then a tenth of the rows left at zero.
+    # Right on the first case (compared in full) and its rerun, then a tenth of the rows left at zero.
     later_wrong = ("calls = [0]\n\ndef run(x):\n    calls[0] += 1\n    y = x * 2.0\n"
                    "    if calls[0] > 2:\n        y[: y.shape[0] // 10] = 0\n    return y\n")
     _assert_fails(_evaluate(tmp_path, later_wrong, workloads=LARGE_OUTPUT), "seed 1 (")
@@ -682,6 +682,7 @@ def test_large_outputs_are_sampled_after_the_first_case_and_a_wrong_region_still
 def test_nondeterministic_candidate_fails_unless_the_problem_allows_it(tmp_path: Path) -> None:
     noisy = "import torch\ndef run(x):\n    return x * 2 + torch.rand_like(x) * 1e-4\n"
     _assert_fails(_evaluate(tmp_path, noisy), "nondeterministic")
+    _assert_fails(_evaluate(tmp_path, noisy, workloads=LARGE_OUTPUT), "nondeterministic")  # the rerun sampled
     assert _evaluate(tmp_path, noisy, deterministic=False)["correct"] is True
 
 
