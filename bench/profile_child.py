@@ -35,7 +35,8 @@ def profile_workers(folder: Path, top: int) -> None:
         profiler = cProfile.Profile()
         profiler.runcall(serve, self)
         report = io.StringIO()
-        pstats.Stats(profiler, stream=report).sort_stats("tottime").print_stats(top)
+        for key in ("tottime", "cumulative"):
+            pstats.Stats(profiler, stream=report).sort_stats(key).print_stats(top)
         (folder / f"worker-{self.role}.txt").write_text(report.getvalue())
 
     worker.Worker.serve = profiled  # type: ignore[method-assign]
