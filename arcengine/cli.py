@@ -232,7 +232,9 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
             print(f"checked twice ({decided.suspicious}): "
                   f"{'confirmed' if decided.confirmed else 'not confirmed'} by a fresh child")
         phases = decided.guard_phases
-        print(f"guard: {decided.guard_seconds:.1f} s, of which compiling {phases.get('compile', 0.0):.1f} s, "
+        # Loading holds the imports, a C++ extension built at import among them; compiling, the first calls' JIT.
+        print(f"guard: {decided.guard_seconds:.1f} s, of which loading {phases.get('load', 0.0):.1f} s, "
+              f"compiling {phases.get('precompile', 0.0) + phases.get('compile', 0.0):.1f} s, "
               f"checking {phases.get('correctness', 0.0):.1f} s, timing {phases.get('timing', 0.0):.1f} s")
     if document["verdict"] != "pass":
         sys.exit(1)

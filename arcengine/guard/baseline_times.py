@@ -9,9 +9,9 @@ baseline/candidate = (reference/candidate, paired here) x (baseline/reference, p
 while the reference runs as it did then: each child's reference must agree with the kept one within the noise,
 or the kept times are dropped and the next child times the baseline again (``every`` times it in every child).
 "Within the noise" is two tests (see ``chain_holds``): over the workloads, the reference moved by under DRIFT on
-the whole, and on each workload by under OUTLIER (each, or three standard errors where those are larger). On an H200 two children's
-medians of a 20 us reference differ by up to 5% while those of 200 us and more agree within 1% (a campaign's
-25 children): one workload at 5% is the noise of small kernels, all of them at 5% is the device.
+the whole, and on each workload by under OUTLIER (each, or three standard errors where those are larger). On an
+H200 two children's medians of a 20 us reference differ by up to 5% while those of 200 us and more agree within 1%
+(a campaign's 25 children): one workload at 5% is the noise of small kernels, all of them at 5% is the device.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ is applied, names are resolved: import aliases (``import sys as s``), plain name
 ``posix`` is os), and ``getattr``/``hasattr``/``setattr``/``delattr`` with a constant name, which are judged as the
 attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Then it REJECTs:
 
-1. Forbidden modules, by any path: native code (ctypes, cffi, numpy.ctypeslib, torch.utils.cpp_extension,
+1. Forbidden modules, by any path: native code loaded or called from Python (ctypes, cffi, numpy.ctypeslib,
    triton.runtime.build), processes and signals (subprocess, multiprocessing, pty, signal, torch.utils.data,
    torch.distributed, ...), threads, dynamic import and code (importlib, runpy, code, timeit, pkgutil,
    torch.utils.benchmark, ...), introspection (gc, inspect), serialisation
@@ -48,7 +48,10 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    (``x.__class__ = ...``).
 
 It warns on what is only suspicious (side streams, environment reads, file writes, try/except fallbacks to
-PyTorch). What no static reading can see (values computed at run time, objects smuggled through containers or
+PyTorch), and on C++/CUDA compiled from source with torch.utils.cpp_extension (load_inline): allowed, since people
+write kernels that way, but native code can do anything in its process, so the gate's rules hold for it only as far
+as the process: its worker's own timer and checks are not sealed against it (see docs/guard.md).
+What no static reading can see (values computed at run time, objects smuggled through containers or
 parameters) is left to the sandbox and the runtime checks.
 """
 
@@ -65,7 +68,7 @@ from typing import Any
 
 # Modules refused by any path (a name here refuses its submodules too).
 FORBIDDEN_MODULES = {
-    "ctypes", "_ctypes", "cffi", "numpy.ctypeslib", "numpy.f2py", "torch.utils.cpp_extension", "triton.runtime.build",
+    "ctypes", "_ctypes", "cffi", "numpy.ctypeslib", "numpy.f2py", "triton.runtime.build",
     "subprocess", "_posixsubprocess", "multiprocessing", "_multiprocessing", "pty", "socket", "_socket", "signal",
     "_signal", "resource", "fcntl", "mmap", "threading", "_thread", "concurrent", "asyncio", "builtins",
     "importlib", "runpy", "code", "codeop", "timeit", "doctest", "pdb", "bdb", "trace", "cProfile", "profile",
@@ -135,7 +138,7 @@ FORBIDDEN_NAMES = {
 # The same names as attributes (`torch.compile` and `re.compile` are fine, `x.exec(...)` is not), and loaders of
 # native code or evaluators of strings wherever they are re-exported (`triton.backends.nvidia.driver`, ...).
 FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "eval", "__import__", "breakpoint", "__builtins__", "load_library",
-                             "load_inline", "compile_module_from_src", "_evaluate"}
+                             "compile_module_from_src", "_evaluate"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {
@@ -172,6 +175,11 @@ SUSPICIOUS_ATTRIBUTES = {
     "os.environ": "reads the environment",
     "os.getenv": "reads the environment",
 }
+# C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
+# kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
+NATIVE_MODULE = "torch.utils.cpp_extension"
+NATIVE_WARNING = ("compiles native code (torch.utils.cpp_extension): the gate cannot read it, and its worker's own "
+                  "timer and checks cannot be sealed against it (its process isolation still holds)")
 
 
 @dataclass(frozen=True)
@@ -302,6 +310,7 @@ class _Checker:
                 path = _canonical(alias.name)
                 if _forbidden_dotted(path):
                     return f"imports {alias.name}"
+                self.note_native(node, path)
                 bound = alias.asname or alias.name.split(".")[0]  # `import a.b` binds `a`
                 self.aliases[bound] = path if alias.asname else _canonical(bound)
                 self.modules.add(bound)
@@ -314,8 +323,13 @@ class _Checker:
             full = _canonical(f"{node.module}.{alias.name}")
             if _forbidden_dotted(full) or alias.name in FORBIDDEN_NAMES or _refused_name(alias.name):
                 return f"imports {alias.name} from {node.module}"
+            self.note_native(node, full)
             self.aliases[alias.asname or alias.name] = full
         return None
+
+    def note_native(self, node: ast.AST, path: str) -> None:
+        if path == NATIVE_MODULE or path.startswith(f"{NATIVE_MODULE}."):
+            self.warn(node, NATIVE_WARNING)
 
     def note_positions(self, nodes: list[ast.AST]) -> None:
         """Where modules may appear, what is called, names bound to imported paths, the candidate's namespaces."""
@@ -438,6 +452,8 @@ class _Checker:
                 return f"assigns {node.attr}"
         if path in SUSPICIOUS_ATTRIBUTES:
             self.warn(node, SUSPICIOUS_ATTRIBUTES[path])
+        if resolved:
+            self.note_native(node, path)
         return None
 
     def call_violation(self, node: ast.Call) -> str | None:

@@ -53,7 +53,8 @@ _ALLOWED = re.compile(
 # started, so such a request is spawned cold.
 # Variables a forked child may set for itself; anything else must match the zygote's. TRITON_INTERPRET is not
 # among them: Triton settles interpreter or compiler while the zygote imports it.
-_AFTER_FORK_ENV = re.compile(r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+)$")
+_AFTER_FORK_ENV = re.compile(
+    r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_CUDA_ARCH_LIST)$")
 
 log = structlog.get_logger()
 
@@ -96,6 +97,9 @@ def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | Non
         # would run in another's process; the Triton kernels it generates go to TRITON_CACHE_DIR, as Triton's do.
         TORCHINDUCTOR_COMPILE_THREADS="1",
     )
+    # The interpreter's own folder first: the ninja that torch.utils.cpp_extension builds a candidate's C++ with is
+    # installed there (a dependency), and a user who did not activate the environment has it on no other path.
+    env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     env.update(extra or {})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,7 +79,15 @@ class Slot:
 
     @property
     def env(self) -> dict[str, str]:
-        return pinned_environment(self.gpu) if self.gpu is not None else {}
+        if self.gpu is None:
+            return {}
+        env = pinned_environment(self.gpu)
+        capability = (self.profile.get("device") or {}).get("capability")
+        if capability and "TORCH_CUDA_ARCH_LIST" not in os.environ:
+            # C++/CUDA a candidate builds with torch.utils.cpp_extension targets this GPU without asking it: its
+            # compiler, which runs before the child's turn on the device, then creates no CUDA context.
+            env["TORCH_CUDA_ARCH_LIST"] = str(capability)
+        return env
 
     def event(self) -> DeviceProfiled:
         return DeviceProfiled(device=self.profile["device"], gpu=self.gpu,

@@ -99,10 +99,6 @@ def test_rejects_a_nested_run_only() -> None:
         ("import importlib", ["importlib"]),
         ("import importlib.util", ["importlib"]),
         ("from importlib import import_module", ["importlib"]),
-        ("from torch.utils.cpp_extension import load_inline", ["load_inline", "torch.utils.cpp_extension"]),
-        ("from torch.utils import cpp_extension", ["cpp_extension"]),
-        ("import torch.utils.cpp_extension", ["torch.utils.cpp_extension"]),
-        ("import torch\ntorch.utils.cpp_extension.load_inline('m', '')", ["torch.utils.cpp_extension"]),
         ("import multiprocessing", ["multiprocessing"]),
         ("from multiprocessing import Process", ["multiprocessing"]),
         ("import cffi", ["cffi"]),
@@ -179,6 +175,12 @@ def test_rejects_patching_threads_and_frame_walking(snippet: str, needle: str) -
         ("f = open('out.txt', 'w')", "writes a file"),
         ("import torch\ntry:\n    y = 1\nexcept Exception:\n    y = torch.softmax(torch.ones(1), 0)",
          "falls back to PyTorch"),
+        # C++/CUDA from source, the KernelBench route: allowed, said to be native code however it is reached
+        ("from torch.utils.cpp_extension import load_inline", "compiles native code"),
+        ("from torch.utils import cpp_extension", "compiles native code"),
+        ("import torch.utils.cpp_extension", "compiles native code"),
+        ("import torch\nm = torch.utils.cpp_extension.load_inline('m', '')", "compiles native code"),
+        ("import torch\ncpp = getattr(torch.utils, 'cpp_extension')", "compiles native code"),
     ],
 )
 def test_warns_on_suspicious_but_allowed_code(snippet: str, needle: str) -> None:
@@ -384,7 +386,6 @@ def test_rejects_mutating_what_the_harness_uses(snippet: str, needle: str) -> No
         ("import queue\nThread = queue.threading.Thread", "threading"),
         ("import logging\nThread = logging.threading.Thread", "threading"),
         ("import tempfile\nstart = tempfile._thread.start_new_thread", "_thread"),
-        ("import torch\ncpp = getattr(torch.utils, 'cpp_extension')", "torch.utils.cpp_extension"),
         ("import torch\nstack = torch.library.inspect.stack()", "inspect"),
         ("import torch.library\nsys_ = torch.library.sys.modules", "sys.modules"),
         ("import timeit\ngc = timeit.gc", "timeit"),
