@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 PR_SET_PDEATHSIG = 1
 PR_GET_DUMPABLE = 3
 PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def _lookup_prctl() -> Any:
@@ -31,6 +32,41 @@ def prctl(option: int, value: int) -> bool:
     if _PRCTL is None:
         return False
     return int(_PRCTL(option, value, 0, 0, 0)) == 0
+
+
+def children_of(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` now: from /proc/PID/task/*/children where the kernel keeps it, else by
+    reading every process's parent."""
+    try:
+        found: list[int] = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as children:
+                found += [int(kid) for kid in children.read().split()]
+        return found
+    except FileNotFoundError:
+        return [child for child, parent in _parents().items() if parent == pid]
+    except (OSError, ValueError):
+        return []
+
+
+def descendants_of(pid: int) -> list[int]:
+    """Children, grandchildren...: a process tree as it stands (it may change while it is read)."""
+    found, frontier = [], [pid]
+    while frontier:
+        kids = children_of(frontier.pop())
+        found += kids
+        frontier += kids
+    return found
+
+
+def _parents() -> dict[int, int]:
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError), open(
+                    f"/proc/{entry}/stat", encoding="ascii") as stat:
+                parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+    return parents
 
 
 def max_fd() -> int:

@@ -38,6 +38,7 @@ import structlog
 from anyio.abc import Process, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from arcengine.guard.process import descendants_of
 from arcengine.guard.turns import DeviceTurns, Gate
 from arcengine.redact import SECRET_NAME
 
@@ -214,7 +215,7 @@ def resident_bytes(pid: int, descendants: list[int] | None = None) -> int | None
     own = _statm_bytes(pid)
     if own is None:
         return None
-    kids = _descendants(pid) if descendants is None else descendants
+    kids = descendants_of(pid) if descendants is None else descendants
     return own + sum(_statm_bytes(child) or 0 for child in kids)
 
 
@@ -226,43 +227,6 @@ def _statm_bytes(pid: int) -> int | None:
         return None
 
 
-def _descendants(pid: int) -> list[int]:
-    """Children, grandchildren...: from /proc/PID/task/*/children where the kernel has it, else by scanning
-    /proc for parents."""
-    try:
-        found, frontier = [], [pid]
-        while frontier:
-            parent = frontier.pop()
-            for task in os.listdir(f"/proc/{parent}/task"):
-                with open(f"/proc/{parent}/task/{task}/children", encoding="ascii") as children:
-                    kids = [int(kid) for kid in children.read().split()]
-                found += kids
-                frontier += kids
-        return found
-    except FileNotFoundError:
-        return _descendants_by_scan(pid)
-    except (OSError, ValueError):
-        return []
-
-
-def _descendants_by_scan(pid: int) -> list[int]:
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii") as stat:
-                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    found, frontier = [], [pid]
-    while frontier:
-        parent = frontier.pop()
-        kids = [child for child, of in parents.items() if of == parent]
-        found += kids
-        frontier += kids
-    return found
-
-
 async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
     """Kill the child's group once its resident memory passes ``limit``; say so in ``breaches``.
 
@@ -272,7 +236,7 @@ async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
     polls, descendants = 0, []
     while True:
         if polls % DESCENDANTS_EVERY == 0:
-            descendants = _descendants(pid)
+            descendants = descendants_of(pid)
         polls += 1
         resident = resident_bytes(pid, descendants)
         if resident is None:

@@ -114,6 +114,9 @@ class Zygote:
         # Outlives many candidates, so none of them (same user) may ptrace it or read its memory to tamper with
         # the next child; each child is made dumpable again, as a freshly spawned one is.
         _set_dumpable(False)
+        # A process a child's native code started in a session of its own leaves the group the engine kills; once
+        # its parent is gone it is reparented here rather than to init, and killed (see sweep).
+        process.prctl(process.PR_SET_CHILD_SUBREAPER, 1)
         self.send(hello)
         stdin_open = True
         while stdin_open and not self.stopping:
@@ -171,16 +174,25 @@ class Zygote:
         return pid
 
     def reap(self) -> None:
-        while self.children:
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                break
             if pid == 0:
-                return
+                break
             ident = self.children.pop(pid, None)
             if ident is not None:
                 self.send({"event": "exited", "id": ident, "pid": pid, "returncode": os.waitstatus_to_exitcode(status)})
+        self.sweep()
+
+    def sweep(self) -> None:
+        """Kill every child of this process that is not a judge it forked: a process that left a child's group and
+        outlived its parent was reparented here (a subreaper). Nothing of a judged candidate outlives its child;
+        what is killed is reaped at the next SIGCHLD."""
+        for pid in process.children_of(self.pid):
+            if pid not in self.children:
+                _kill_group(pid)
 
     def shutdown(self) -> None:
         for pid in self.children:
@@ -190,6 +202,7 @@ class Zygote:
                 _, status = os.waitpid(pid, 0)
                 self.send({"event": "exited", "id": ident, "pid": pid, "returncode": os.waitstatus_to_exitcode(status)})
         self.children.clear()
+        self.sweep()
 
     def send(self, message: Mapping[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode()

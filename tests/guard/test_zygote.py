@@ -470,3 +470,46 @@ def test_a_mapped_but_uninitialised_driver_does_not_stop_forking() -> None:
 async def test_launcher_must_be_entered(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="async with"):
         await ChildLauncher().run(_spec(_candidate(tmp_path, "fast", FAST)), device="cpu", timeout_s=LONG_S)
+
+
+async def test_a_process_native_code_sent_out_of_the_childs_group_dies_with_the_child(tmp_path: Path) -> None:
+    # C++ (allowed through load_inline) can fork and take a session of its own, leaving the group the engine kills;
+    # its parent gone, the orphan is reparented to the zygote, a subreaper, which kills it with the child.
+    marker = tmp_path / "escaped.pid"
+    source = textwrap.dedent(f'''
+        from torch.utils.cpp_extension import load_inline
+
+        _SOURCE = r"""
+        #include <unistd.h>
+        #include <cstdio>
+        torch::Tensor scale(torch::Tensor x) {{
+          static bool started = false;
+          if (!started) {{
+            started = true;
+            if (fork() == 0) {{
+              setsid();
+              if (fork() == 0) {{
+                FILE* f = fopen("{marker}.tmp", "w");
+                fprintf(f, "%d", getpid());
+                fclose(f);
+                rename("{marker}.tmp", "{marker}");
+                sleep(600);
+              }}
+              _exit(0);
+            }}
+          }}
+          return x * 2 + 1;
+        }}
+        """
+        _MODULE = load_inline("arcengine_escape_test", cpp_sources=[_SOURCE], functions=["scale"])
+
+
+        def run(x):
+            return _MODULE.scale(x)
+    ''')
+    async with ChildLauncher() as launcher:
+        outcome = await run_child(_spec(_candidate(tmp_path, "escape", source)), device="cpu", timeout_s=LONG_S,
+                                  launcher=launcher)
+        assert outcome.result is not None and outcome.result["correct"] is True, outcome.stderr_tail
+        escaped = int(marker.read_text())
+        await _wait_for(lambda: _gone(escaped), 10.0)  # while the zygote still serves
