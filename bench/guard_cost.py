@@ -1,5 +1,7 @@
 """Guard wall time per candidate, from campaigns' event logs: total, total less the wait for the device (the
-headline), and the phases (process start and exit, load and compile, correctness, timing), per problem.
+headline), the phases (process start and exit, load and compile, correctness, timing), the part of it spent on the
+device (the phases a child runs in its turn: what bounds a pipelined campaign), and the campaign's own pace (seconds
+of wall clock per decided candidate after the seed's), per problem.
 
     python bench/guard_cost.py OUT.json RUN_DIR [RUN_DIR ...]
 """
@@ -18,9 +20,12 @@ from provenance import commit
 from arcengine.eventlog import read_events
 from arcengine.events import CampaignStarted, CandidateDecided
 
+DEVICE_PHASES = ("compile", "correctness", "baseline", "timing")
+
 
 def summarise(run_dirs: list[Path]) -> dict[str, object]:
     per_problem: dict[str, list[CandidateDecided]] = defaultdict(list)
+    paces: dict[str, list[float]] = defaultdict(list)
     device: dict[str, object] = {}
     for run_dir in run_dirs:
         events = list(read_events(run_dir / "events.jsonl"))
@@ -28,6 +33,8 @@ def summarise(run_dirs: list[Path]) -> dict[str, object]:
         decided = [e for e in events if isinstance(e, CandidateDecided) and e.decision != "REJECT"]
         per_problem[problem].extend(decided)
         device = next((e.device for e in decided if e.device), device)
+        if len(decided) > 1:  # from the seed's decision (agents start then) to the last
+            paces[problem].append((decided[-1].ts - decided[0].ts) / (len(decided) - 1))
     problems = {}
     for problem, decided in per_problem.items():
         phases = sorted({k for d in decided for k in d.guard_phases})
@@ -38,6 +45,10 @@ def summarise(run_dirs: list[Path]) -> dict[str, object]:
             # what the candidate itself cost.
             "median_own_s": statistics.median(d.guard_seconds - d.guard_phases.get("wait", 0.0) for d in decided),
             "median_phase_s": {p: statistics.median(d.guard_phases.get(p, 0.0) for d in decided) for p in phases},
+            # What a child does in its turn on the device (a KEEP's two children counted together).
+            "median_device_s": statistics.median(sum(d.guard_phases.get(p, 0.0) for p in DEVICE_PHASES)
+                                                 for d in decided),
+            "campaign_seconds_per_candidate": statistics.mean(paces[problem]) if paces[problem] else None,
             "candidates_per_gpu_minute": 60 / statistics.mean(d.guard_seconds for d in decided),
         }
     return {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "device": device,
