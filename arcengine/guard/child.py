@@ -227,9 +227,9 @@ class WorkloadRecord:
 # ---------------------------------------------------------------- evaluation
 
 COMPILE_ALLOWANCE_S = 120.0  # a workload's first call may compile (JIT, autotuning, torch.compile) this long
-CALL_LIMIT_FLOOR_S = 10.0  # any later call gets at least this long ...
+CALL_LIMIT_FLOOR_S = 10.0  # any later request (a call, a block of timed calls) gets at least this long ...
 CALL_LIMIT_CAP_S = 60.0  # ... and at most this: a hang is judged within a minute
-CALL_LIMIT_FACTOR = 100.0  # ... else this many times the reference's own call
+CALL_LIMIT_FACTOR = 100.0  # ... else this many times the reference's own time for its calls
 LOAD_LIMIT_S = 60.0  # a worker's imports and device set-up, beside its compiler's own limit
 
 
@@ -259,7 +259,7 @@ class Evaluation:
         self.correct = False
         self.failure: str | None = None
         self.failed_workload: Workload | None = None
-        self.call_limit_s: dict[int, float] = {}  # per workload, from the reference's own time
+        self.reference_s: dict[int, float] = {}  # per workload, the reference's slowest checked call (limits)
         self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
         self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
         self.output_sizes: dict[int, list[int]] = {}  # per workload, the reference's outputs' bytes (first case)
@@ -444,7 +444,7 @@ class Evaluation:
         called = perf_counter()
         expected = self._reference_run(inputs)
         self._sync()
-        self._learn_call_limit(workload, perf_counter() - called)
+        self._learn_reference_time(workload, perf_counter() - called)
         if not begun:
             sizes = self.output_sizes[workload.index] = [
                 t.numel() * t.element_size() for t in correctness.output_tensors(expected)]
@@ -470,7 +470,7 @@ class Evaluation:
         sample = self.samples.getrandbits(62)
         weight = roles.max_payload(correctness.sample_output(expected, sample))
         try:
-            (shown,) = self.candidate.audit([sample], False, self.call_limit_s[workload.index], weight)
+            (shown,) = self.candidate.audit([sample], False, self._limit(workload), weight)
         except (WorkerLost, ValueError) as lost:
             return roles.Reply(f"the candidate {lost}"), sample
         return shown, sample
@@ -498,7 +498,7 @@ class Evaluation:
         """One untimed call in the candidate's worker (``begun``: sent already); its first call on a workload
         may compile, and its time is counted as compilation."""
         first = workload.index not in self.compiled
-        limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
+        limit = self._limit(workload, first=first)
         try:
             if not begun:
                 self.candidate.begin_call(command)
@@ -520,7 +520,7 @@ class Evaluation:
         started = perf_counter()
         for route in list(self.routes[workload.index]):
             first = (workload.index, route) not in self.compiled_routes  # its compilation: baseline time, untimed
-            limit = self.call_limit_s[workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
+            limit = self._limit(workload, first=first)
             try:
                 reply = remote.call({**command, "route": route}, limit, roles.max_payload(expected))
             except WorkerLost as lost:
@@ -546,9 +546,15 @@ class Evaluation:
         if remote is not None:
             remote.close()
 
-    def _learn_call_limit(self, workload: Workload, reference_s: float) -> None:
-        limit = min(CALL_LIMIT_CAP_S, max(CALL_LIMIT_FLOOR_S, CALL_LIMIT_FACTOR * reference_s))
-        self.call_limit_s[workload.index] = max(limit, self.call_limit_s.get(workload.index, 0.0))
+    def _learn_reference_time(self, workload: Workload, reference_s: float) -> None:
+        self.reference_s[workload.index] = max(reference_s, self.reference_s.get(workload.index, 0.0))
+
+    def _limit(self, workload: Workload, calls: int = 1, first: bool = False) -> float:
+        """How long a request of ``calls`` calls is awaited: CALL_LIMIT_FACTOR times the reference's own, within
+        the floor and the cap for the whole request (the floor covers the harness's own work, not each call's),
+        plus the compile allowance where it holds a first call."""
+        own = CALL_LIMIT_FACTOR * self.reference_s[workload.index] * calls
+        return min(CALL_LIMIT_CAP_S, max(CALL_LIMIT_FLOOR_S, own)) + (COMPILE_ALLOWANCE_S if first else 0.0)
 
     # ------------------------------------------------------------ timing
 
@@ -606,7 +612,7 @@ class Evaluation:
         same inputs. A cache, a replay or a kernel that degrades after a few calls fails on its first wrong call."""
         return _Blocks(self, workload).measure
 
-    def _time_block(self, workload: Workload, role: str, seeds: list[int], limit: float,
+    def _time_block(self, workload: Workload, role: str, seeds: list[int], first: bool,
                     audits: random.Random, warm: bool = False) -> list[timing.Measured]:
         """One visit of a role: its block of calls timed, and the candidate's audited (but for a warm-up block,
         whose times are not kept: its inputs are still checked); CallError if another role fails."""
@@ -615,16 +621,16 @@ class Evaluation:
                    "check_inputs": candidate, "route": baselines.route_of(role)}
         remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
-            timed = remote.time(command, limit * len(seeds))
+            timed = remote.time(command, self._limit(workload, len(seeds), first))
             measured = [timing.Measured(us) for us in timed.times]
             if timed.failure is None and candidate and not warm:
-                measured = self._audit(workload, seeds, limit * len(seeds), audits, timed.times)
+                measured = self._audit(workload, seeds, self._limit(workload, len(seeds)), audits, timed.times)
             elif timed.failure is not None:
                 if not candidate:  # the reference is the truth, the incumbent passed before: only times count
                     raise CallError(role, timed.failure)
                 measured.append(timing.Measured(0.0, timed.failure))
         except WorkerLost as lost:
-            raise CallError(role, _with_allowance(lost, limit > self.call_limit_s[workload.index])) from None
+            raise CallError(role, _with_allowance(lost, first)) from None
         return measured
 
     def _audit(self, workload: Workload, seeds: list[int], limit: float, audits: random.Random,
@@ -748,10 +754,9 @@ class _Blocks:
             # A role's first block here may compile, but for the candidate's: it ran these shapes in correctness.
             first = role not in self.started and role != "candidate"
             self.started.add(role)
-            limit = self.judge.call_limit_s[self.workload.index] + (COMPILE_ALLOWANCE_S if first else 0.0)
             if warm:
                 self.warming.add(role)
-            queue.extend(self.judge._time_block(self.workload, role, seeds, limit, self.audits, warm))
+            queue.extend(self.judge._time_block(self.workload, role, seeds, first, self.audits, warm))
         return queue.popleft()
 
     def _size(self) -> int:

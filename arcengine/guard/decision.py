@@ -243,12 +243,9 @@ def _x(value: float | None) -> str:
     return f"{value:.2f}x" if value is not None else "no speedup"
 
 
-def _doubt(first: Verdict, second: Verdict) -> str | None:
-    """Why a fresh child does not confirm a suspicious pass (None: it does): it must pass again, with its
-    speedup and its time on every suspect workload each within AGREEMENT of the first child's, either way."""
-    if second.decision not in PASSING:
-        return (f"suspicious pass not confirmed by a fresh child ({first.suspicious}): the first measured "
-                f"{_x(first.speedup)} the reference; the fresh child did not pass: {second.reason}")
+def _disagreement(first: Verdict, second: Verdict) -> str | None:
+    """Where a fresh child that passed again disagrees with a suspicious first one (None: it confirms it): its
+    speedup and its time on every suspect workload must each be within AGREEMENT of the first child's, either way."""
     figures = [("speedup", first.speedup, second.speedup, f"{_x(first.speedup)} then {_x(second.speedup)}")]
     again = {w.index: w for w in second.workloads}
     for w in first.workloads:
@@ -259,23 +256,31 @@ def _doubt(first: Verdict, second: Verdict) -> str | None:
             else:
                 figures.append((_label(w), w.time_us, time, f"{w.time_us or 0:.2f} us then {time or 0:.2f} us"))
     off = [f"{name} {shown}" for name, a, b, shown in figures if not _agree(a, b)]
-    if off:
-        return f"suspicious pass not confirmed by a fresh child ({first.suspicious}): {'; '.join(off)}"
-    return None
+    return "; ".join(off) or None
 
 
 def confirm(first: Verdict, second: Verdict, *, keep: bool) -> tuple[Verdict, bool]:
     """The decision once a second, fresh child has judged the same candidate, and whether it confirmed the
-    first. ``keep``: the first is a KEEP over an incumbent, which must be a KEEP again; a suspicious first must
-    pass again with figures that agree (``_doubt``). Not confirmed, the fresh child's verdict is reported, its
-    reason naming both children's figures; a doubted suspicious pass is a REVERT."""
+    first. ``keep``: the first is a KEEP over an incumbent, which must be a KEEP again. A suspicious first must
+    pass again: a fresh child that does not is a REVERT; one that passes with figures that disagree (beyond
+    AGREEMENT: an autotuner may pick another configuration in each process, a trick may work in one) leaves the
+    slower child's verdict and figures, never the faster one's. Not confirmed, the reason names both children's
+    figures."""
     flagged = {"suspicious": first.suspicious, "suspects": first.suspects}  # the record says why it ran twice
-    doubt = _doubt(first, second) if first.suspicious else None
-    if doubt is not None:
-        return replace(second, decision="REVERT", reason=doubt, **flagged), False
+    if first.suspicious and second.decision not in PASSING:
+        return replace(second, decision="REVERT", reason=(
+            f"suspicious pass not confirmed by a fresh child ({first.suspicious}): the first measured "
+            f"{_x(first.speedup)} the reference; the fresh child did not pass: {second.reason}"), **flagged), False
     if keep and second.decision != "KEEP":
         return replace(second, reason=f"KEEP not confirmed by a fresh child ({first.reason}); "
                                       f"confirmation: {second.reason}", **flagged), False
+    off = _disagreement(first, second) if first.suspicious else None
+    if off is not None:
+        # The fresh child's, unless the first measured less (a held-out shape that moved leaves the mean alone).
+        slower = first if (first.speedup or 0.0) < (second.speedup or 0.0) else second
+        which = "first" if slower is first else "fresh"
+        return replace(slower, reason=f"{slower.reason}; suspicious ({first.suspicious}), not reproduced by a fresh "
+                                      f"child ({off}): the slower, {which} child's figures stand", **flagged), False
     if first.suspicious:
         return replace(first, reason=f"{first.reason}; suspicious ({first.suspicious}), confirmed by a fresh "
                                      f"child: speedup {_x(first.speedup)} then {_x(second.speedup)}"), True

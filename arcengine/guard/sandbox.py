@@ -209,14 +209,17 @@ def default_memory_limit() -> int | None:
         return None
 
 
-def resident_bytes(pid: int, descendants: list[int] | None = None) -> int | None:
+def resident_bytes(pid: int, descendants: list[int] | None = None, *, proportional: bool = False) -> int | None:
     """The resident memory of the process and its descendants (the judge and its workers; found afresh unless
-    given); None once the process is gone."""
-    own = _statm_bytes(pid)
+    given); None once the process is gone. Resident sizes count every page a fork still shares with its parent
+    once per process (a judge and four workers forked with torch imported: two gigabytes of one copy);
+    ``proportional`` counts each shared page once across them (PSS), but costs a few milliseconds a process."""
+    measure = _pss_bytes if proportional else _statm_bytes
+    own = measure(pid)
     if own is None:
         return None
     kids = descendants_of(pid) if descendants is None else descendants
-    return own + sum(_statm_bytes(child) or 0 for child in kids)
+    return own + sum(measure(child) or 0 for child in kids)
 
 
 def _statm_bytes(pid: int) -> int | None:
@@ -227,13 +230,26 @@ def _statm_bytes(pid: int) -> int | None:
         return None
 
 
+def _pss_bytes(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return _statm_bytes(pid)  # no rollup (an old kernel): the resident size, which overcounts
+
+
 async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
-    """Kill the child's group once its resident memory passes ``limit``; say so in ``breaches``.
+    """Kill the child's group once its memory passes ``limit``; say so in ``breaches``.
 
     Polled rather than set as an rlimit: RLIMIT_AS and RLIMIT_DATA count the address space that CUDA reserves,
     which is far larger than anything resident, and cgroups need privileges a user may not have. The child's
-    descendants are looked up every DESCENDANTS_EVERY polls: a scan of /proc costs a millisecond or so."""
-    polls, descendants = 0, []
+    descendants are looked up every DESCENDANTS_EVERY polls: a scan of /proc costs a millisecond or so. The
+    resident sizes (cheap) are read at every poll; only past the limit are the proportional ones (PSS) read to
+    decide, and again each time the resident sum has grown by a tenth since they last cleared the child."""
+    polls, descendants, cleared = 0, [], 0
     while True:
         if polls % DESCENDANTS_EVERY == 0:
             descendants = descendants_of(pid)
@@ -241,11 +257,16 @@ async def _enforce_memory(pid: int, limit: int, breaches: list[str]) -> None:
         resident = resident_bytes(pid, descendants)
         if resident is None:
             return
-        if resident > limit:
-            _kill_group(pid)
-            breaches.append(f"host memory limit exceeded: {resident / 2**30:.1f} GiB resident, "
-                            f"limit {limit / 2**30:.1f} GiB (process group killed)")
-            return
+        if resident > limit and resident > cleared * 1.1:
+            proportional = resident_bytes(pid, descendants, proportional=True)
+            if proportional is None:
+                return
+            if proportional > limit:
+                _kill_group(pid)
+                breaches.append(f"host memory limit exceeded: {proportional / 2**30:.1f} GiB resident, "
+                                f"limit {limit / 2**30:.1f} GiB (process group killed)")
+                return
+            cleared = resident
         await anyio.sleep(MEMORY_POLL_S)
 
 

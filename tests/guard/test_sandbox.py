@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import threading
+import time
 from pathlib import Path
 
 import anyio
 import pytest
+import torch  # noqa: F401  (this process big enough that a fork of it shares hundreds of megabytes)
 
+from arcengine.guard import sandbox
 from arcengine.guard.sandbox import ChildLauncher, network_isolation, scrubbed_environment
 from arcengine.guard.turns import DeviceTurns
 from tests.conftest import SCALE, scale_source
@@ -160,3 +165,24 @@ async def test_a_child_that_fails_while_preparing_needs_no_turn(tmp_path: Path) 
         release.set()
     assert outcome.result is not None and "no import for you" in outcome.result["failure"]
     assert "wait" not in outcome.result["seconds"] or outcome.result["seconds"]["wait"] == 0.0
+
+
+def test_memory_a_fork_shares_with_its_parent_is_counted_once_where_it_decides() -> None:
+    # This process has torch imported: a fork of it is hundreds of megabytes resident, almost all shared.
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready_r)
+        os.write(ready_w, b"x")
+        time.sleep(60)
+        os._exit(0)
+    try:
+        os.close(ready_w)
+        os.read(ready_r, 1)
+        resident = sandbox.resident_bytes(os.getpid(), [pid])
+        proportional = sandbox.resident_bytes(os.getpid(), [pid], proportional=True)
+        assert resident is not None and proportional is not None
+        assert proportional < 0.75 * resident, (proportional, resident)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
