@@ -49,7 +49,9 @@ def summarise(run_dirs: list[Path]) -> dict[str, object]:
             "median_device_s": statistics.median(sum(d.guard_phases.get(p, 0.0) for p in DEVICE_PHASES)
                                                  for d in decided),
             "campaign_seconds_per_candidate": statistics.mean(paces[problem]) if paces[problem] else None,
-            "candidates_per_gpu_minute": 60 / statistics.mean(d.guard_seconds for d in decided),
+            # The campaign's own pace where it has one (its children overlap: one prepares while one is timed).
+            "candidates_per_gpu_minute": 60 / (statistics.mean(paces[problem]) if paces[problem]
+                                               else statistics.mean(d.guard_seconds for d in decided)),
         }
     return {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"), "device": device,
             "commit": commit(),
