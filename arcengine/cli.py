@@ -216,6 +216,8 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
         _emit_json(document)
     else:
         print(f"{document['verdict'].upper()} on {used}: {decided.reason}")
+        for warning in document["warnings"]:
+            print(f"  warning: {warning}")
         for w in document["workloads"]:
             axes = ", ".join(f"{k}={v}" for k, v in w["axes"].items())
             tag = " (held out)" if w["held_out"] else ""

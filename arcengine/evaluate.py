@@ -54,6 +54,8 @@ def verdict_json(decided: CandidateDecided) -> dict[str, Any]:
         # Why the pass was checked by a second, fresh child (None: one child), and whether that child agreed.
         "suspicious": decided.suspicious,
         "confirmed": decided.confirmed,
+        # What the gate allowed but a reader should weigh (side streams, file writes, native code...).
+        "warnings": list(decided.warnings),
         "workloads": [
             {"axes": w.axes, "held_out": w.held_out, "correct": w.correct, "time_us": w.time_us,
              "ref_time_us": w.ref_time_us, "speedup": w.speedup, "sol_score": w.sol_score, "failure": w.failure,

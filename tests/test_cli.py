@@ -117,7 +117,7 @@ def test_a_damaged_event_log_is_one_clear_line_and_stays_as_it_was(tmp_path: Pat
 @pytest.mark.parametrize(
     ("body", "imports", "verdict", "code"),
     [
-        ("return x * 2 + 1", "import torch", "pass", 0),
+        ("return x * 2 + 1", "import os\nimport torch\nLEVEL = os.environ.get('LEVEL')", "pass", 0),
         ("return x * 2", "import torch", "fail", 1),
         ("return x * 2 + 1", "import torch\nimport subprocess", "reject", 1),
     ],
@@ -130,6 +130,7 @@ def test_eval_json_verdicts(tmp_path: Path, body: str, imports: str, verdict: st
     document = json.loads(result.stdout)
     assert document["verdict"] == verdict
     if verdict == "pass":
+        assert any("reads the environment" in warning for warning in document["warnings"])  # allowed, said
         assert document["speedup"] > 0
         assert {w["held_out"] for w in document["workloads"]} == {False, True}
         assert all(w["correct"] and w["time_us"] > 0 and w["ref_time_us"] > 0 for w in document["workloads"])
