@@ -45,7 +45,8 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
 8. Mutating what the harness uses: assigning, augmenting or deleting (by statement, loop target, setattr or
    delattr) an attribute of an imported module or of anything reached through one (``torch.Tensor.add = ...``),
    an attribute of ``type(x)``, of a name bound to it, or of ``x.__class__``, or any dunder attribute
-   (``x.__class__ = ...``).
+   (``x.__class__ = ...``); but for setting the knobs in SETTINGS and SETTING_NAMESPACES (cuDNN's autotuner,
+   torch.compile's configuration), which honest kernels set for their own process.
 
 It warns on what is only suspicious (side streams, environment reads, file writes, try/except fallbacks to
 PyTorch), and on C++/CUDA compiled from source with torch.utils.cpp_extension (load_inline): allowed, since people
@@ -175,6 +176,11 @@ SUSPICIOUS_ATTRIBUTES = {
     "os.environ": "reads the environment",
     "os.getenv": "reads the environment",
 }
+# Knobs an honest kernel sets for itself, which rule 8 would read as patches: they change how its own process
+# computes (the reference and the incumbent run elsewhere), and none is a function the harness calls. Precision
+# switches are not among them (TF32 changes what the problem computes; the seal fails a candidate that sets them).
+SETTINGS = {"torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled"}
+SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.")
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
 NATIVE_MODULE = "torch.utils.cpp_extension"
@@ -218,6 +224,12 @@ def _canonical(dotted: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
+def _a_setting(path: str) -> bool:
+    """Whether assigning ``path`` sets one of the knobs an honest kernel sets for its own process (cuDNN's
+    autotuner, torch.compile's configuration) rather than patching what the harness runs."""
+    return path in SETTINGS or any(path.startswith(prefix) for prefix in SETTING_NAMESPACES)
+
+
 def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
     """Whether a path resolved from an import is refused: it, or a path above it, is forbidden; it is a private
     member of a standard-library module, a member of sys, os or io outside their allowlists, or of torch.library
@@ -441,7 +453,7 @@ class _Checker:
         if isinstance(node.ctx, ast.Store | ast.Del):  # an assignment, loop target, del, setattr or delattr
             if path.startswith("type()."):
                 return f"patches a class through {ast.unparse(node.value)} = type(...)"
-            if resolved:
+            if resolved and not (isinstance(node.ctx, ast.Store) and _a_setting(path)):
                 return f"monkey-patches {path}"
             base = node.value
             if (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "type") or (

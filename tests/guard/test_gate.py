@@ -553,3 +553,31 @@ def test_every_shipped_seed_passes() -> None:
     for seed in seeds:
         result = check_source(seed.read_text())
         assert result.ok, (seed, result.reason)
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "import torch\ntorch.backends.cudnn.benchmark = True",
+        "import torch\ntorch._dynamo.config.cache_size_limit = 64",
+        "import torch._inductor.config as inductor_config\ninductor_config.max_autotune = True",
+        "import torch\ntorch._inductor.config.triton.cudagraphs = False",
+        "import torch\nsetattr(torch._inductor.config, 'coordinate_descent_tuning', True)",
+    ],
+)
+def test_the_knobs_honest_kernels_set_for_their_own_process_are_not_patches(snippet: str) -> None:
+    result = check_source(snippet + RUN)
+    assert result.ok, result.reason
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", "allow_tf32"),  # what the problem computes
+        ("import torch\ndel torch._dynamo.config.cache_size_limit", "cache_size_limit"),  # set, never deleted
+        ("import torch\ntorch._dynamo.eval_frame = None", "eval_frame"),  # beside the config: still a patch
+        ("import torch\ntorch.backends.cudnn.benchmark.real = 1", "benchmark.real"),
+    ],
+)
+def test_only_those_knobs(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
