@@ -4,6 +4,7 @@ child) reproduces its decisions per agent; an altered log is reported at its fir
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,16 +13,28 @@ from typing import Any
 import pytest
 
 from arcengine.campaign import Campaign
+from arcengine.config import CampaignConfig
 from arcengine.recording import ReplayError, read_recording
 from arcengine.replay import replay_run
+from tests.conftest import SCALE
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One recorded campaign for the module (a guard child per candidate: the slow part)."""
+    import anyio
+
+    config = CampaignConfig(problem=str(SCALE), device="cpu", out=tmp_path_factory.mktemp("rec"), agents=2,
+                            budget=8, plateau=None, candidate_timeout_s=60.0)
+    return Path(anyio.run(Campaign(config).run)["run_dir"])
 
 
 @pytest.fixture
-def recorded(campaign_config, tmp_path: Path) -> Path:
-    import anyio
-
-    summary = anyio.run(Campaign(campaign_config(agents=2, budget=8, plateau=None, out=tmp_path / "rec")).run)
-    return Path(summary["run_dir"])
+def recorded(recording: Path, tmp_path: Path) -> Path:
+    """A test's own copy of the recording, to alter or cut as it likes."""
+    copy = tmp_path / "rec" / recording.name
+    shutil.copytree(recording, copy)
+    return copy
 
 
 def alter_first_keep(run_dir: Path) -> str:
