@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from arcengine.events import Decision, WorkloadResult
-from arcengine.guard.baseline_times import REFERENCE_ROUTE, BaselineTime, chain_holds
+from arcengine.guard.baseline_times import DRIFT, REFERENCE_ROUTE, BaselineTime, chain_holds
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
 from arcengine.problem import Problem, Workload
 
@@ -151,15 +151,17 @@ def judge(
     ceilings: Ceilings | None,
     has_incumbent: bool,
     baselines: dict[int, BaselineTime] | None = None,
+    drift: float = DRIFT["cuda"],
 ) -> Verdict:
     """The decision for a child that wrote a result (crashes and timeouts are judged by the caller).
-    ``baselines``: the baseline times a child that did not time the baseline reads its gains through."""
+    ``baselines``: the baseline times a child that did not time the baseline reads its gains through, while its
+    references agree with theirs within ``drift`` (see baseline_times.chain_holds)."""
     by_index = {w.index: w for w in workloads}
     floors = {w.index: floor_us(problem, w, ceilings) for w in workloads}
     kept = baselines or {}
     # Read through the reference only while this child's references agree with those timed beside the baseline;
     # else no figure rather than a wrong one.
-    stale = bool(kept) and not chain_holds(kept, result.get("workloads", []))
+    stale = bool(kept) and not chain_holds(kept, result.get("workloads", []), drift)
     results = tuple(_measured(e, by_index[e["index"]], floors[e["index"]], kept.get(e["index"]), stale)
                     for e in result.get("workloads", []))
     # Every workload must have been checked and say correct, whatever the child's summary claims.

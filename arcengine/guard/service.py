@@ -132,7 +132,8 @@ class Guard:
         CPU."""
         first = await self._profile_child(requested, env={})
         self.device = first["device"]["kind"]
-        self.baselines = BaselineCache(self.baseline_mode, bool(self.problem.baseline_routes_for(self.device)))
+        self.baselines = BaselineCache(self.baseline_mode, bool(self.problem.baseline_routes_for(self.device)),
+                                       self.device)
         if self.device == "cpu" and self.problem.cpu_unsupported:
             raise DeviceUnsupported(f"{self.problem.name} cannot run on the CPU: {self.problem.cpu_unsupported}")
         if self.device == "cpu":
@@ -259,7 +260,9 @@ class Guard:
 
     async def _run_once(self, job: Job, worker: Worker, attempt: int) -> tuple[Verdict, ChildOutcome]:
         gpu = worker.slot.gpu
-        timed = attempt == 0 and self.baselines.wanted(gpu)  # a confirmation's figures need no baseline
+        # A confirmation reads its figures through the reference, unless every child times the baseline: its verdict
+        # is the one reported when it does not confirm.
+        timed = self.baselines.wanted(gpu) and (attempt == 0 or self.baselines.mode == "every")
         spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1], baseline=timed)
         spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
         outcome = await worker.launcher.run(spec, device=self.device, timeout_s=self.timeout_s,
@@ -272,7 +275,7 @@ class Guard:
             return Verdict("REVERT", failure, False), outcome
         kept = {} if timed else self.baselines.kept(gpu)
         verdict = judge(result, self.problem, self.workloads, self.thresholds, worker.slot.ceilings,
-                        has_incumbent=job.incumbent_path is not None, baselines=kept)
+                        has_incumbent=job.incumbent_path is not None, baselines=kept, drift=self.baselines.drift)
         if verdict.correct and attempt == 0:
             self.baselines.learn(gpu, result.get("workloads", []), timed)
         return verdict, outcome
