@@ -295,7 +295,9 @@ def test_a_warm_up_block_is_untimed_and_its_first_call_does_not_set_the_head_sta
                             lambda i, out: kept.append(i) or out)
     assert [call.us for call in warm] == [0.0] * 4 and [call.out for call in warm] == [1, 2, 3, 4]
     assert kept == [0, 1, 2, 3]  # inputs checked and outputs copied as for timed calls
-    assert len(timer._enqueues) == 3 and timer.head_start_us < 1_000  # 100,000 us had the first call counted
+    # The three later calls only (a loaded machine may take milliseconds over each); counted, the first call's
+    # 50 ms would have set the head start to its 5 ms cap.
+    assert len(timer._enqueues) == 3 and max(timer._enqueues) < 40_000
     cpu = timing.CpuTimer().warm_block(lambda x: x, [(5,)])
     assert cpu[0].us == 0.0 and cpu[0].out == 5
 
