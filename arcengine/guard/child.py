@@ -749,7 +749,9 @@ class _Blocks:
             queue.clear()
             self.warming.discard(role)
         if not queue:
-            seeds = [self.base + self.next_seed + i for i in range(self._size())]
+            # A warm-up block is the warm-up's length, not a timed block's: what it left over would be dropped.
+            size = min(self._size(), max(1, self.judge.spec.timing.warmup)) if warm else self._size()
+            seeds = [self.base + self.next_seed + i for i in range(size)]
             self.next_seed += len(seeds)
             # A role's first block here may compile, but for the candidate's: it ran these shapes in correctness.
             first = role not in self.started and role != "candidate"

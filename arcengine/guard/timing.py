@@ -172,7 +172,7 @@ class L2Flusher:
 
 HEAD_START_US = 100.0  # GPU busy-wait after the flush: the host enqueues the call meanwhile
 MAX_HEAD_START_US = 5000.0  # a call whose host side is slower than this pays for it (its GPU really waits)
-ENQUEUE_WINDOW = 16  # the head start follows the slowest of the last calls' host sides
+ENQUEUE_WINDOW = 16  # the head start follows the typical host side of the last calls
 SPIN_UP_SECONDS = 0.05  # busy GPU before timing, so clocks have left their idle state
 
 
@@ -180,8 +180,10 @@ class _CudaTimerBase:
     """What both CUDA timers share: the L2 flush and the busy-wait that keeps launch latency out.
 
     After the flush the GPU busy-waits, so the call is already enqueued when its work starts. The wait follows
-    the host: twice the slowest of the last calls' enqueue times (from HEAD_START_US up to MAX_HEAD_START_US),
-    so a slow host never reads as a slow kernel."""
+    the host: twice the median of the last calls' enqueue times (from HEAD_START_US up to MAX_HEAD_START_US), so
+    a steadily slow host never reads as a slow kernel. Not the slowest: one stray enqueue in sixteen (a page
+    fault, a busy core) would make every call of the next sixteen wait for it; a call whose host side outlasts
+    the head start pays for the excess (its GPU waits), which moves a median of many calls little."""
 
     kind = "cuda"
 
@@ -232,7 +234,7 @@ class _CudaTimerBase:
             outs.append(Timed(0.0, after(i, out) if after is not None else out))
         self._enqueues.clear()
         self._enqueues.extend(enqueues[1:])
-        self.head_start_us = min(MAX_HEAD_START_US, max(HEAD_START_US, 2 * max(self._enqueues, default=0.0)))
+        self._follow_host()
         return outs
 
     def _prepare(self) -> None:
@@ -250,7 +252,11 @@ class _CudaTimerBase:
             self.starved_calls += 1
         self.max_enqueue_us = max(self.max_enqueue_us, enqueue_us)
         self._enqueues.append(enqueue_us)
-        self.head_start_us = min(MAX_HEAD_START_US, max(HEAD_START_US, 2 * max(self._enqueues)))
+        self._follow_host()
+
+    def _follow_host(self) -> None:
+        typical = statistics.median(self._enqueues) if self._enqueues else 0.0
+        self.head_start_us = min(MAX_HEAD_START_US, max(HEAD_START_US, 2 * typical))
 
     def diagnostics(self) -> dict[str, float]:
         """How the harness itself behaved, for the record: a reader can tell a noisy host from a noisy kernel."""

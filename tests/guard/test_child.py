@@ -302,6 +302,20 @@ def test_a_warm_up_block_is_untimed_and_its_first_call_does_not_set_the_head_sta
     assert cpu[0].us == 0.0 and cpu[0].out == 5
 
 
+def test_the_head_start_follows_the_typical_enqueue_not_a_stray_one() -> None:
+    # One slow enqueue in a window (a page fault, a busy core) must not make the next sixteen calls wait for it:
+    # the head start is twice the median; the stray call itself is starved (its GPU waits, and it pays).
+    timer = object.__new__(timing.CuptiTimer)
+    timer.head_start_us, timer.starved_calls, timer.max_enqueue_us = timing.HEAD_START_US, 0, 0.0
+    timer._enqueues = deque(maxlen=timing.ENQUEUE_WINDOW)
+    for enqueue_us in [80.0] * 15 + [3000.0]:
+        timer._adapt(enqueue_us)
+    assert timer.head_start_us == 160.0 and timer.starved_calls == 1 and timer.max_enqueue_us == 3000.0
+    for _ in range(timing.ENQUEUE_WINDOW):  # a host that is steadily slower moves it
+        timer._adapt(400.0)
+    assert timer.head_start_us == 800.0
+
+
 def test_time_interleaved_stops_at_the_first_wrong_timed_output() -> None:
     def measure(role: str, call: int, warming: bool) -> timing.Measured:
         return timing.Measured(1.0, None if call <= 6 else "wrong")  # right for a while, then garbage
