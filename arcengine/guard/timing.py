@@ -29,6 +29,7 @@ import torch
 
 DEFAULT_FLUSH_BYTES = 256 * 2**20  # used when the device does not report its L2 size
 _SE_FACTOR = 1.2533  # standard error of a median is about sqrt(pi/2) times that of a mean
+_MAD_TO_SIGMA = 1.4826  # a normal sample's standard deviation from its median absolute deviation
 
 Fn = Callable[..., object]
 After = Callable[[int, object], object] | None  # what a block keeps of call i's output (see Timer.time_block)
@@ -64,13 +65,17 @@ class TimingConfig:
 
 
 def rel_se(samples: Sequence[float]) -> float:
-    """Relative standard error of the median: 1.2533 * stdev / sqrt(n) / median (inf if undefined)."""
+    """Relative standard error of the median: 1.2533 * sigma / sqrt(n) / median (inf if undefined), sigma
+    estimated from the median absolute deviation. The standard deviation would let one outlier (a call whose
+    host outlasted its head start, a busy neighbour) hold a workload's timing at its time cap, though the
+    median it bounds hardly moved."""
     if len(samples) < 2:
         return math.inf
     median = statistics.median(samples)
     if median <= 0:
         return math.inf
-    return _SE_FACTOR * statistics.stdev(samples) / math.sqrt(len(samples)) / median
+    sigma = _MAD_TO_SIGMA * statistics.median(abs(sample - median) for sample in samples)
+    return _SE_FACTOR * sigma / math.sqrt(len(samples)) / median
 
 
 def should_stop(samples: Sequence[float], elapsed_s: float, config: TimingConfig, wanted_reps: int = 0) -> bool:
