@@ -20,9 +20,9 @@ demo: $(STAMP)
 	$(BIN)/arcengine run rmsnorm --agents 3 --budget 24
 
 test: $(STAMP)
-	$(BIN)/ruff check arcengine tests bench
+	$(BIN)/ruff check arcengine tui tests bench
 	# One worker per core: most tests wait on guard children, which use one core each.
 	$(BIN)/python -m pytest -q -n auto
 
 lint: $(STAMP)
-	$(BIN)/ruff check arcengine tests bench
+	$(BIN)/ruff check arcengine tui tests bench

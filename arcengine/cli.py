@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import click
 
-from arcengine.errors import UserError, first_leaf
+from arcengine.domain.errors import UserError, first_leaf
+from arcengine.domain.problem import ProblemError, load_problem, shipped_problem_names
 from arcengine.guard.baseline_times import REFERENCE_ROUTE
 from arcengine.hidden_env import hide_secrets_from_proc
-from arcengine.logs import configure_logging
-from arcengine.problem import ProblemError, load_problem, shipped_problem_names
-from arcengine.redact import redact_secrets
+from arcengine.recording.logs import configure_logging
+from arcengine.recording.redact import redact_secrets
 
 if TYPE_CHECKING:
-    from arcengine.campaign import Display
-    from arcengine.replay import ReplayResult
+    from arcengine.engine.campaign import Display
+    from arcengine.tools.replay import ReplayResult
 
 # Each command imports what it runs: the engine, scipy and Textual take seconds to import, and `eval`,
 # `problems` or `--help` need none of them.
@@ -100,9 +100,9 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         plateau: int | None, seeds: int | None, pipeline: bool | None, child_memory: float | None, tui: bool,
         json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
-    from arcengine.campaign import Campaign
-    from arcengine.config import build_config
-    from arcengine.display import HeadlessDisplay
+    from arcengine.console import HeadlessDisplay
+    from arcengine.engine.campaign import Campaign
+    from arcengine.engine.config import build_config
 
     given = {
         "problem": problem, "agents": agents, "budget": budget, "model": model, "base_url": base_url,
@@ -154,7 +154,7 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
 def _in_tui(start: Callable[[Display], Awaitable[Any]]) -> Any:
     """Run ``start(display)`` (a campaign or a replay) on the terminal UI's loop with every event pushed to the
     view; its result, or None if the user quit first."""
-    from arcengine.tui.app import CampaignApp, PushToView
+    from arcengine_tui.app import CampaignApp, PushToView
 
     view = CampaignApp(None)
     view.drive = functools.partial(start, PushToView(view))
@@ -170,7 +170,7 @@ def tui_command(run_dir: Path | None, refresh: float) -> None:
     """Watch a campaign's run folder, live (another process writing it) or finished; q quits.
 
     RUN_DIR defaults to the newest run folder under runs/."""
-    from arcengine.tui.app import CampaignApp
+    from arcengine_tui.app import CampaignApp
 
     folder = run_dir or _newest_run(Path("runs"))
     if not (folder / "events.jsonl").is_file():
@@ -202,7 +202,7 @@ def _newest_run(parent: Path) -> Path:
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, suspicious_speedup: float,
                  baseline: bool, child_memory: float | None, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
-    from arcengine.evaluate import evaluate_file, verdict_json
+    from arcengine.tools.evaluate import evaluate_file, verdict_json
 
     loaded = load_problem(problem)
     if not candidate.is_file():
@@ -255,8 +255,8 @@ def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_s
                    json_output: bool) -> None:
     """Re-drive the engine from a campaign's event log (recorded replies and decisions; no network, no GPU) and
     check that every agent gets the same decisions in the same order. Exit 1 where they differ."""
-    from arcengine.display import HeadlessDisplay
-    from arcengine.replay import replay_run
+    from arcengine.console import HeadlessDisplay
+    from arcengine.tools.replay import replay_run
 
     def start(display: Display) -> Awaitable[ReplayResult]:
         return replay_run(run_dir, out or Path("runs"), speed=speed, until_seq=until_seq, display=display)
@@ -294,8 +294,8 @@ def ablate_command(problem: str, configs: str, trajectories: int, budget: int, a
                    device: str, out: Path | None) -> None:
     """The paper's fixed-budget ablation: each configuration run K times with the budget split evenly across its
     agents, then a report with geometric-mean speedups, bootstrap intervals and exact permutation tests."""
-    from arcengine.ablate import ablate, configurations
-    from arcengine.display import HeadlessDisplay
+    from arcengine.console import HeadlessDisplay
+    from arcengine.tools.ablate import ablate, configurations
 
     names = configurations(configs)
     folder = out or Path("runs") / f"ablate-{load_problem(problem).name}"
@@ -315,7 +315,7 @@ def ablate_command(problem: str, configs: str, trajectories: int, budget: int, a
 def report_command(run_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Markdown and JSON report of one or more runs: best kernels per workload, trajectories, and across
     configurations geometric means with 95% bootstrap intervals and exact permutation tests."""
-    from arcengine.report import write_report
+    from arcengine.tools.report import write_report
 
     folder = write_report(list(run_dirs), out)
     print(f"report: {folder / 'report.md'} (and report.json, trajectory.png)")
@@ -329,7 +329,7 @@ def report_command(run_dirs: tuple[Path, ...], out: Path | None) -> None:
 @click.option("--out", type=click.Path(path_type=Path), help="Where to write [RUN_DIR/export/].")
 def export_command(run_dir: Path, fmt: str, out: Path | None) -> None:
     """Export a campaign's best kernel."""
-    from arcengine.export import export_run
+    from arcengine.tools.export import export_run
 
     print(export_run(run_dir, fmt, out))
 
@@ -350,8 +350,8 @@ def problems_list() -> None:
 @click.option("--device", type=DEVICE, default="auto", show_default=True)
 def problems_check(problem: str, device: str) -> None:
     """Check a problem: expressions evaluate, the reference runs, the seed is correct on every workload."""
-    from arcengine.evaluate import evaluate_file
     from arcengine.guard.service import DeviceUnsupported
+    from arcengine.tools.evaluate import evaluate_file
 
     loaded = load_problem(problem)  # parses the TOML and evaluates every expression
     try:

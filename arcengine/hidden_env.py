@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from arcengine.redact import SECRET_NAME
+from arcengine.recording.redact import SECRET_NAME
 
 _FD_VARIABLE = "ARCENGINE_SECRETS_FD"
 

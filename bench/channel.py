@@ -17,7 +17,7 @@ from time import perf_counter
 import torch
 from measure import environment
 
-from arcengine.guard import channel
+from arcengine.guard.child import channel
 
 
 def round_trip_ms(megabytes: int, inline: bool, repeats: int) -> float:

@@ -1,5 +1,5 @@
 """What the engine itself costs: a full campaign (event log, database, memory, leaderboard, display) with an
-instant provider and a stub guard that answers at once (arcengine.testing), so every second measured is the
+instant provider and a stub guard that answers at once (arcengine.engine.testing), so every second measured is the
 engine's. Each configuration runs in a fresh process, so its peak RSS is its own.
 
     python bench/engine.py OUT.json [--candidates 10000] [--agents 1 8 64] [--repeats 3]
@@ -35,12 +35,12 @@ from typing import Any, ClassVar
 import anyio
 import numpy as np
 
-from arcengine.campaign import Campaign, Display
-from arcengine.config import CampaignConfig
-from arcengine.display import HeadlessDisplay
-from arcengine.eventlog import read_events
-from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed
-from arcengine.testing import StubGuard, SyntheticProvider
+from arcengine.console import HeadlessDisplay
+from arcengine.domain.events import SEED_AGENT, CandidateDecided, CandidateProposed
+from arcengine.engine.campaign import Campaign, Display
+from arcengine.engine.config import CampaignConfig
+from arcengine.engine.testing import StubGuard, SyntheticProvider
+from arcengine.recording.eventlog import read_events
 
 
 class LoopClock:
@@ -75,7 +75,7 @@ def _is_ui(handle: asyncio.events.Handle) -> bool:
     owner = getattr(callback, "__self__", None)
     code = getattr(owner.get_coro(), "cr_code", None) if isinstance(owner, asyncio.Task) else getattr(
         getattr(callback, "__func__", callback), "__code__", None)
-    return code is not None and ("/textual/" in code.co_filename or "/arcengine/tui/" in code.co_filename)
+    return code is not None and ("/textual/" in code.co_filename or "/tui/" in code.co_filename)
 
 
 CLOCK = LoopClock()
@@ -114,7 +114,7 @@ def finished(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 async def run_with_tui(agents: int, candidates: int, out: Path) -> dict[str, Any]:
-    from arcengine.tui.app import CampaignApp, PushToView
+    from arcengine_tui.app import CampaignApp, PushToView
 
     view = CampaignApp(None)
 

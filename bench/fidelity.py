@@ -17,12 +17,12 @@ import anyio
 import torch
 from measure import environment
 
-from arcengine.bus import Bus
-from arcengine.guard.child import load_module
+from arcengine.domain.problem import Problem, load_problem
+from arcengine.guard.child.judge import load_module
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
-from arcengine.logs import configure_logging
-from arcengine.problem import Problem, load_problem
+from arcengine.recording.bus import Bus
+from arcengine.recording.logs import configure_logging
 
 
 def cv(values: list[float]) -> float:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from provenance import commit
 
-from arcengine.eventlog import read_events
-from arcengine.events import CampaignStarted, CandidateDecided
+from arcengine.domain.events import CampaignStarted, CandidateDecided
+from arcengine.recording.eventlog import read_events
 
 DEVICE_PHASES = ("compile", "correctness", "baseline", "timing")
 

@@ -17,9 +17,9 @@ from typing import Any
 import torch
 from provenance import commit
 
-from arcengine.guard import timing
-from arcengine.guard.ceilings import device_info
-from arcengine.problem import Workload
+from arcengine.domain.problem import Workload
+from arcengine.guard.child import timing
+from arcengine.guard.child.ceilings import device_info
 
 TIMING = timing.TimingConfig(warmup=5, min_reps=30, max_reps=400, target_rel_se=0.005,
                              max_seconds_per_workload=2.0)

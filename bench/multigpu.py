@@ -20,8 +20,8 @@ import torch
 from measure import CampaignFailed, environment, run_campaign
 from pairs import incumbents
 
-from arcengine.eventlog import read_events
-from arcengine.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed, DeviceProfiled
+from arcengine.domain.events import SEED_AGENT, CampaignStopped, CandidateDecided, CandidateProposed, DeviceProfiled
+from arcengine.recording.eventlog import read_events
 
 
 def campaign(out: Path, gpus: int, args: argparse.Namespace) -> tuple[list[str], dict[str, Any]]:

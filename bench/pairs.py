@@ -20,13 +20,13 @@ import anyio
 import torch
 from measure import environment
 
-from arcengine.bus import Bus
-from arcengine.config import CampaignConfig
-from arcengine.eventlog import read_events
-from arcengine.events import SEED_AGENT, CampaignStarted, CandidateDecided, CandidateProposed
+from arcengine.domain.events import SEED_AGENT, CampaignStarted, CandidateDecided, CandidateProposed
+from arcengine.domain.problem import load_problem
+from arcengine.engine.config import CampaignConfig
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
-from arcengine.problem import load_problem
+from arcengine.recording.bus import Bus
+from arcengine.recording.eventlog import read_events
 
 
 def incumbents(events: list[Any]) -> dict[str, str]:

@@ -24,9 +24,9 @@ from typing import Any
 import torch
 from measure import CampaignFailed, environment, run_campaign
 
-from arcengine.eventlog import read_events
-from arcengine.events import SEED_AGENT, CandidateDecided
-from arcengine.problem import shipped_problem_names
+from arcengine.domain.events import SEED_AGENT, CandidateDecided
+from arcengine.domain.problem import shipped_problem_names
+from arcengine.recording.eventlog import read_events
 
 MODES = {"before": ["--no-pipeline"], "after": ["--pipeline"]}
 BUSY_PHASES = ("correctness", "timing")  # the child's kernels checked and timed: the GPU's useful work

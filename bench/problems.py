@@ -32,9 +32,9 @@ from typing import Any
 import torch
 from measure import environment, guard_eval, input_pool, time_workload
 
-from arcengine.guard.ceilings import measure_ceilings
-from arcengine.guard.child import load_module
-from arcengine.problem import Problem, load_problem, shipped_problem_names
+from arcengine.domain.problem import Problem, load_problem, shipped_problem_names
+from arcengine.guard.child.ceilings import measure_ceilings
+from arcengine.guard.child.judge import load_module
 
 
 class CompileTimeout(BaseException):  # not Exception: torch.compile would swallow it and run eagerly

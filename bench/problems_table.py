@@ -13,7 +13,7 @@ from pathlib import Path
 from statistics import geometric_mean
 from typing import Any
 
-from arcengine.problem import load_problem
+from arcengine.domain.problem import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 BEGIN, END = "<!-- h200-table:begin -->", "<!-- h200-table:end -->"

@@ -17,13 +17,13 @@ import json
 import pstats
 from pathlib import Path
 
-from arcengine.bus import Bus
-from arcengine.guard import worker
-from arcengine.guard.child import Evaluation, fork_workers, parse_spec
+from arcengine.domain.problem import load_problem
+from arcengine.guard.child import worker
+from arcengine.guard.child.judge import Evaluation, fork_workers, parse_spec
+from arcengine.guard.child.zygote import warm_up
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.service import Guard
-from arcengine.guard.zygote import warm_up
-from arcengine.problem import load_problem
+from arcengine.recording.bus import Bus
 
 
 def profile_workers(folder: Path, top: int) -> None:

@@ -1,5 +1,5 @@
 """How long ``arcengine replay`` takes to re-drive a 10,000-candidate campaign: the log is made first by a
-64-agent campaign with the instant provider and stub guard (arcengine.testing), then replayed by the CLI in a
+64-agent campaign with the instant provider and stub guard (arcengine.engine.testing), then replayed by the CLI in a
 fresh process, as a user would (start-up included). Where the replay differs from the recording is reported
 (with 64 agents sharing a capped memory, which conclusions memory keeps depends on the order agents reach it).
 

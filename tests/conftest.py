@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.config import CampaignConfig
+from arcengine.engine.config import CampaignConfig
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCALE = FIXTURES / "scale"

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.ablate import ablate, configurations
-from arcengine.config import ConfigError
-from arcengine.eventlog import read_events
-from arcengine.events import CandidateProposed
+from arcengine.domain.events import CandidateProposed
+from arcengine.engine.config import ConfigError
+from arcengine.recording.eventlog import read_events
+from arcengine.tools.ablate import ablate, configurations
 from tests.conftest import SCALE
 
 

@@ -1,11 +1,11 @@
-"""arcengine/batching.py: group commit (callers lead their batch) and the batch writer (a task writes)."""
+"""arcengine/recording/batching.py: group commit (callers lead their batch) and the batch writer (a task writes)."""
 
 from __future__ import annotations
 
 import anyio
 import pytest
 
-from arcengine.batching import BatchWriter, GroupCommit
+from arcengine.recording.batching import BatchWriter, GroupCommit
 
 
 class Slow:

@@ -1,4 +1,5 @@
-"""arcengine/bus.py: numbering, time stamps, log-before-subscribers, subscriber order, serialised publishing."""
+"""arcengine/recording/bus.py: numbering, time stamps, log before subscribers, subscriber order, serialised
+publishing."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from arcengine.bus import Bus
-from arcengine.eventlog import EventLogWriter, read_events
-from arcengine.events import AgentStarted, Event, MemoryEvicted
+from arcengine.domain.events import AgentStarted, Event, MemoryEvicted
+from arcengine.recording.bus import Bus
+from arcengine.recording.eventlog import EventLogWriter, read_events
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""arcengine/config.py: defaults, file + flags merging, and one-line errors that name the field."""
+"""arcengine/engine/config.py: defaults, file + flags merging, and one-line errors that name the field."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.config import CampaignConfig, ConfigError, build_config
+from arcengine.engine.config import CampaignConfig, ConfigError, build_config
 
 
 def _file(tmp_path: Path, text: str) -> Path:

@@ -1,4 +1,4 @@
-"""arcengine/eventlog.py: append, read back in order, skip a cut last line, raise on damage in the middle."""
+"""arcengine/recording/eventlog.py: append, read back in order, skip a cut last line, raise on damage in the middle."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.eventlog import EventLogError, EventLogWriter, read_events
-from arcengine.events import AgentStarted, MemoryEvicted
+from arcengine.domain.events import AgentStarted, MemoryEvicted
+from arcengine.recording.eventlog import EventLogError, EventLogWriter, read_events
 
 
 def _events(n: int) -> list[AgentStarted]:

@@ -1,4 +1,4 @@
-"""arcengine/events.py: the discriminated union round-trips, rejects unknown types, and carries its version."""
+"""arcengine/domain/events.py: the discriminated union round-trips, rejects unknown types, and carries its version."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import typing
 import pytest
 from pydantic import ValidationError
 
-from arcengine import events
-from arcengine.events import (
+from arcengine.domain import events
+from arcengine.domain.events import (
     SCHEMA_VERSION,
     AgentFailed,
     AgentStarted,

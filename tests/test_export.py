@@ -1,4 +1,4 @@
-"""arcengine/export.py: python, KernelBench and FlashInfer-Bench exports of a hand-built run folder."""
+"""arcengine/tools/export.py: python, KernelBench and FlashInfer-Bench exports of a hand-built run folder."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from arcengine.events import (
+from arcengine.domain.events import (
     SEED_AGENT,
     BestImproved,
     CampaignStarted,
@@ -22,7 +22,7 @@ from arcengine.events import (
     Event,
     dump_event,
 )
-from arcengine.export import ExportError, export_run, read_run_facts, validate_solution
+from arcengine.tools.export import ExportError, export_run, read_run_facts, validate_solution
 
 CAMPAIGN_ID = "20250101-000000-test"
 DEVICE = {"name": "NVIDIA H200", "kind": "cuda"}

@@ -1,4 +1,4 @@
-"""arcengine/files.py: the run folder's files, written by a writer task."""
+"""arcengine/recording/files.py: the run folder's files, written by a writer task."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from arcengine.bus import RecordingError
-from arcengine.files import FileWriter
-from arcengine.helper import NICENESS
+from arcengine.recording.bus import RecordingError
+from arcengine.recording.files import FileWriter
+from arcengine.recording.helper import NICENESS
 
 
 async def test_files_are_on_disk_when_their_event_is_set_and_rewrites_replace_them(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from arcengine.problem import load_problem
+from arcengine.domain.problem import load_problem
 
 KB_PROBLEM = '''import torch
 import torch.nn as nn

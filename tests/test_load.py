@@ -9,10 +9,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from arcengine.campaign import Campaign
-from arcengine.config import CampaignConfig
-from arcengine.events import SEED_AGENT, CandidateDecided, Event
-from arcengine.testing import StubGuard, SyntheticProvider
+from arcengine.domain.events import SEED_AGENT, CandidateDecided, Event
+from arcengine.engine.campaign import Campaign
+from arcengine.engine.config import CampaignConfig
+from arcengine.engine.testing import StubGuard, SyntheticProvider
 
 AGENTS, BUDGET = 64, 10_000
 

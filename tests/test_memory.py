@@ -1,4 +1,4 @@
-"""arcengine/memory.py: retention (wins by speedup, traps FIFO, no cap), buckets, scope, field limits, recall.
+"""arcengine/engine/memory.py: retention (wins by speedup, traps FIFO, no cap), buckets, scope, field limits, recall.
 
 State changes only through the events ``admit`` returns, fed to ``apply``.
 """
@@ -10,8 +10,9 @@ from typing import Any
 
 import anyio
 
-from arcengine.events import AgentStarted, Event, MemoryEvicted, MemoryRecorded
-from arcengine.memory import CONTEXT_LIMIT, REFLECTION_LIMIT, SUMMARY_LIMIT, Memory, clip
+from arcengine.domain.conclusions import CONTEXT_LIMIT, REFLECTION_LIMIT, SUMMARY_LIMIT, clip
+from arcengine.domain.events import AgentStarted, Event, MemoryEvicted, MemoryRecorded
+from arcengine.engine.memory import Memory
 
 KT = "normalization"
 

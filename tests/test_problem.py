@@ -1,4 +1,4 @@
-"""arcengine/problem.py: safe expressions, the native folder format and its errors, and the shipped problems."""
+"""arcengine/domain/problem.py: safe expressions, the native folder format and its errors, and the shipped problems."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.problem import (
+from arcengine.domain.problem import (
     Problem,
     ProblemError,
     Workload,

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from arcengine.campaign import Campaign
-from arcengine.config import CampaignConfig
-from arcengine.recording import ReplayError, read_recording
-from arcengine.replay import replay_run
+from arcengine.engine.campaign import Campaign
+from arcengine.engine.config import CampaignConfig
+from arcengine.recording.recorded import ReplayError, read_recording
+from arcengine.tools.replay import replay_run
 from tests.conftest import SCALE
 
 
@@ -101,9 +101,9 @@ async def test_reflections_follow_their_candidate_when_memory_dropped_one() -> N
     reflections must still go to the candidates they were about, not shift by one."""
     from types import SimpleNamespace
 
-    from arcengine.events import CampaignStarted, CandidateDecided, CandidateProposed, MemoryRecorded
+    from arcengine.domain.events import CampaignStarted, CandidateDecided, CandidateProposed, MemoryRecorded
     from arcengine.providers.replay import ReplayProvider
-    from arcengine.recording import Recording, Step
+    from arcengine.recording.recorded import Recording, Step
 
     def step(n: int) -> Step:
         proposed = CandidateProposed(candidate_id=f"c{n}", agent_id="a1", position=n, parent_id=None,

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.config import CampaignConfig
-from arcengine.events import (
+from arcengine.domain.events import (
     SEED_AGENT,
     BestImproved,
     CampaignStarted,
@@ -24,7 +23,8 @@ from arcengine.events import (
     WorkloadResult,
     dump_event,
 )
-from arcengine.report import (
+from arcengine.engine.config import CampaignConfig
+from arcengine.tools.report import (
     ReportError,
     bootstrap_interval,
     compare,

@@ -1,4 +1,4 @@
-"""arcengine/skills.py and the shipped skills/: frontmatter, errors, eligibility."""
+"""arcengine/domain/skills.py and the shipped skills/: frontmatter, errors, eligibility."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.problem import load_problem
-from arcengine.skills import (
+from arcengine.domain.problem import load_problem
+from arcengine.domain.skills import (
     SHIPPED_SKILLS,
     Skill,
     SkillError,
@@ -17,7 +17,7 @@ from arcengine.skills import (
     load_skills,
     strategies_for,
 )
-from arcengine.tunables import read_tunables
+from arcengine.domain.tunables import read_tunables
 
 META = {"playbook-index", "memory-notes", "sol-benchmark"}
 STRATEGIES = {"library", "memory", "compute", "fusion", "precision", "reduction", "scheduling", "custom-hopper"}

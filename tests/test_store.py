@@ -1,4 +1,4 @@
-"""arcengine/store.py: migrations, WAL, and the projection of each event into its table."""
+"""arcengine/recording/store.py: migrations, WAL, and the projection of each event into its table."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.bus import RecordingError
-from arcengine.db_worker import MIGRATIONS
-from arcengine.events import (
+from arcengine.domain.events import (
     AgentFailed,
     AgentStarted,
     BestImproved,
@@ -26,7 +24,9 @@ from arcengine.events import (
     MemoryRecorded,
     WorkloadResult,
 )
-from arcengine.store import Store
+from arcengine.recording.bus import RecordingError
+from arcengine.recording.db_worker import MIGRATIONS
+from arcengine.recording.store import Store
 
 TABLES = {"campaign", "agents", "candidates", "decisions", "measurements", "memory", "archives", "devices"}
 

@@ -1,4 +1,4 @@
-"""arcengine/tunables.py: read the space and settings, rewrite only the named constants, describe a change."""
+"""arcengine/domain/tunables.py: read the space and settings, rewrite only the named constants, describe a change."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from arcengine.tunables import TunablesError, apply_settings, describe_change, read_tunables
+from arcengine.domain.tunables import TunablesError, apply_settings, describe_change, read_tunables
 
 SOURCE = '''\
 """A kernel — with a non-ASCII docstring (é) before the constants."""

@@ -1,6 +1,6 @@
 """The baseline's times in a campaign: what a user would otherwise run, measured beside the reference.
 
-A child that times the baseline (see arcengine.guard.baselines) does so in the same interleaved rounds as the
+A child that times the baseline (see arcengine.guard.child.baselines) does so in the same interleaved rounds as the
 reference and the candidate, so its ratio to each is paired. Compiling every route for every workload in every
 child would cost more than judging the candidate, so by default (``once``) a campaign times the baseline in its
 first child on each GPU and keeps, per workload, the fastest route's time and the reference's time beside it.

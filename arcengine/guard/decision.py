@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from arcengine.events import Decision, WorkloadResult
+from arcengine.domain.events import Decision, WorkloadResult
+from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import DRIFT, REFERENCE_ROUTE, BaselineTime, chain_holds
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
-from arcengine.problem import Problem, Workload
 
 # A measured time under this fraction of the roofline floor is physically impossible: the kernel skipped work.
 IMPOSSIBLE_FRACTION = 0.5

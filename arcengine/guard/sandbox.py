@@ -1,8 +1,8 @@
 """Run one guard child: a process in its own session and temporary directory, with a scrubbed
 environment, CPU and wall-clock limits, and the whole process group killed when it overruns.
 
-Two ways to get that process. ``run_child`` alone spawns ``python -m arcengine.guard.child`` cold (seconds
-of torch and triton imports per candidate). A ``ChildLauncher`` owns a zygote (arcengine.guard.zygote): a
+Two ways to get that process. ``run_child`` alone spawns ``python -m arcengine.guard.child.judge`` cold (seconds
+of torch and triton imports per candidate). A ``ChildLauncher`` owns a zygote (arcengine.guard.child.zygote): a
 warm parent, scrubbed like a child, that has imported them once and forks one child per spec; it falls back
 to the cold spawn whenever the zygote cannot serve.
 
@@ -38,9 +38,10 @@ import structlog
 from anyio.abc import Process, TaskGroup
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from arcengine.guard.process import descendants_of
+from arcengine.guard.child import JUDGE, zygote
+from arcengine.guard.child.process import descendants_of
 from arcengine.guard.turns import DeviceTurns, Gate
-from arcengine.redact import SECRET_NAME
+from arcengine.recording.redact import SECRET_NAME
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
@@ -314,7 +315,7 @@ async def run_child(
     launcher: ChildLauncher | None = None,
     memory_limit: int | None = None,
 ) -> ChildOutcome:
-    """Run ``python -m arcengine.guard.child`` on ``spec`` (its ``result`` path is filled in here).
+    """Run ``python -m arcengine.guard.child.judge`` on ``spec`` (its ``result`` path is filled in here).
 
     With a ``launcher``, the child is forked by its zygote (under the launcher's memory limit); without one, it
     is spawned cold, killed if its resident memory passes ``memory_limit`` bytes.
@@ -332,7 +333,7 @@ async def _run_cold(files: _Files, env: dict[str, str], timeout_s: float, memory
     breaches: list[str] = []
     with files.stderr.open("wb") as stderr:
         process = await anyio.open_process(
-            [*network_isolation(), sys.executable, "-m", "arcengine.guard.child", str(files.spec)],
+            [*network_isolation(), sys.executable, "-m", JUDGE, str(files.spec)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, cwd=files.workdir,
             env=env, start_new_session=True,
         )
@@ -365,7 +366,7 @@ class ZygoteUnavailable(Exception):
 
 
 def _zygote_command() -> list[str]:
-    return [*network_isolation(), sys.executable, "-m", "arcengine.guard.zygote", "--parent", str(os.getpid())]
+    return [*network_isolation(), sys.executable, "-m", zygote.__name__, "--parent", str(os.getpid())]
 
 
 def _fixed_at_start(env: dict[str, str]) -> dict[str, str]:
@@ -584,8 +585,8 @@ def _refusal(hello: dict[str, Any], pid: int) -> str | None:
     if hello.get("event") != "ready" or hello.get("pid") != pid:
         return f"unexpected hello from the zygote: {hello!r}"[:300]
     failed = hello.get("failed") or {}
-    if "arcengine.guard.child" in failed:
-        return f"zygote could not import the guard child: {failed['arcengine.guard.child']}"
+    if zygote.REQUIRED in failed:
+        return f"zygote could not import the guard child: {failed[zygote.REQUIRED]}"
     if hello.get("cuda_initialized"):
         return "CUDA was initialised in the zygote before any fork"
     if hello.get("cuda_driver_initialized"):

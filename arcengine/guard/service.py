@@ -16,17 +16,17 @@ from typing import Any
 import anyio
 import structlog
 
-from arcengine.bus import Bus
-from arcengine.errors import UserError
-from arcengine.events import CandidateDecided, DeviceProfiled
+from arcengine.domain.errors import UserError
+from arcengine.domain.events import CandidateDecided, DeviceProfiled
+from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import BaselineCache, BaselineMode
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, confirm, judge
 from arcengine.guard.gate import check_source
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, default_memory_limit, run_child
 from arcengine.guard.turns import DeviceTurns
-from arcengine.problem import Problem, Workload
-from arcengine.redact import redact_secrets
+from arcengine.recording.bus import Bus
+from arcengine.recording.redact import redact_secrets
 
 log = structlog.get_logger()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 
-GO = b"g"  # the one byte that opens a gate (the child reads it: arcengine.guard.child)
+GO = b"g"  # the one byte that opens a gate (the child reads it: arcengine.guard.child.judge)
 
 
 class DeviceTurns:

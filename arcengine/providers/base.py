@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from arcengine.errors import UserError
-from arcengine.events import CandidateDecided, Usage
-from arcengine.memory import Recall
-from arcengine.problem import Workload
-from arcengine.skills import Skill
+from arcengine.domain.conclusions import Recall
+from arcengine.domain.errors import UserError
+from arcengine.domain.events import CandidateDecided, Usage
+from arcengine.domain.problem import Workload
+from arcengine.domain.skills import Skill
 
 
 class ProviderError(UserError):

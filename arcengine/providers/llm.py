@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import structlog
 
-from arcengine.events import CandidateDecided, Usage
+from arcengine.domain.events import CandidateDecided, Usage
 from arcengine.providers.base import (
     AgentContext,
     Proposal,

@@ -14,10 +14,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed, Event
-from arcengine.memory import Recall
+from arcengine.domain.conclusions import Recall
+from arcengine.domain.events import SEED_AGENT, CandidateDecided, CandidateProposed, Event
+from arcengine.domain.tunables import Settings, TunablesError, apply_settings, describe_change, read_tunables
 from arcengine.providers.base import AgentContext, Proposal, ProviderError, ProviderExhausted, Reflection
-from arcengine.tunables import Settings, TunablesError, apply_settings, describe_change, read_tunables
 
 DISCLAIMER = "The offline provider only searches the kernel's TUNABLES; it never writes new algorithms."
 FAR_JUMP_ATTEMPTS = 200

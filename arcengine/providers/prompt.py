@@ -2,14 +2,14 @@
 campaign) and a turn (working kernel, memory, leaderboard, feedback, draft request), plus the reflection
 prompt that turns a decision into a conclusion for memory. Held-out workloads never reach these texts: the
 context carries visible workloads only, and the feedback and the decision given here are built from visible
-results (arcengine.agent.visible_decision)."""
+results (arcengine.engine.agent.visible_decision)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arcengine.events import CandidateDecided, MemoryRecorded
-from arcengine.memory import REFLECTION_LIMIT, SUMMARY_LIMIT
+from arcengine.domain.conclusions import REFLECTION_LIMIT, SUMMARY_LIMIT
+from arcengine.domain.events import CandidateDecided, MemoryRecorded
 from arcengine.providers.base import AgentContext, Proposal
 
 SIBLING_SOURCES = 2  # siblings' best kernels shown in full (the rest by speedup only)

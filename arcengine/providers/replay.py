@@ -10,9 +10,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from arcengine.events import SEED_AGENT, CandidateDecided, CandidateProposed, MemoryRecorded
+from arcengine.domain.events import SEED_AGENT, CandidateDecided, CandidateProposed, MemoryRecorded
 from arcengine.providers.base import AgentContext, Proposal, ProviderExhausted, ProviderFatal, Reflection
-from arcengine.recording import Recording, ReplayError, read_recording
+from arcengine.recording.recorded import Recording, ReplayError, read_recording
 
 
 class ReplayProvider:

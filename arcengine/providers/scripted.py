@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from arcengine.events import CandidateDecided
+from arcengine.domain.events import CandidateDecided
 from arcengine.providers.base import AgentContext, Proposal, ProviderExhausted, Reflection
 
 Script = Sequence[str] | Callable[[AgentContext], str]

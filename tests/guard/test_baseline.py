@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from arcengine.domain.problem import ProblemError, load_problem
 from arcengine.guard.baseline_times import BaselineCache, BaselineTime, chain_holds
 from arcengine.guard.decision import Thresholds, judge
-from arcengine.problem import ProblemError, load_problem
 from tests.conftest import SCALE, scale_source
 from tests.guard.test_child import WORKLOADS, _evaluate
 from tests.test_cli import arcengine
@@ -219,7 +219,7 @@ def test_eval_reports_the_gain_over_the_baseline_and_falls_back_to_the_reference
 def test_torch_compile_of_a_kernelbench_model_is_its_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """KernelBench's own baseline, torch.compile of Model, compiled through the generated reference."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # where imported problems are generated
-    from arcengine.formats import kernelbench
+    from arcengine.domain.formats import kernelbench
     from tests.test_formats import KB_CANDIDATE, KB_PROBLEM
 
     (tmp_path / "19_Linear_ReLU.py").write_text(KB_PROBLEM)
@@ -239,10 +239,10 @@ def test_torch_compile_of_a_kernelbench_model_is_its_baseline(tmp_path: Path, mo
 
 
 async def test_a_campaign_reports_the_gain_over_the_baseline_and_can_target_it(tmp_path: Path, campaign_config) -> None:
-    from arcengine.campaign import Campaign
-    from arcengine.eventlog import read_events
-    from arcengine.events import BestImproved, CandidateDecided
+    from arcengine.domain.events import BestImproved, CandidateDecided
+    from arcengine.engine.campaign import Campaign
     from arcengine.providers.scripted import ScriptedProvider
+    from arcengine.recording.eventlog import read_events
 
     folder = _problem_with(tmp_path, 'routes = ["plain"]', "def plain(x):\n    return x * 2 + 1\n")
     fast = scale_source("return x * 2 + 1")

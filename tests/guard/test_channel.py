@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from arcengine.guard import channel
+from arcengine.guard.child import channel
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,10 +20,10 @@ from typing import Any
 import pytest
 import torch
 
-from arcengine.guard import channel, correctness, timing
-from arcengine.guard.child import SpecError, json_safe, parse_spec
-from arcengine.guard.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
-from arcengine.guard.roles import RemoteRole, WorkerLost
+from arcengine.guard.child import channel, correctness, timing
+from arcengine.guard.child.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
+from arcengine.guard.child.judge import SpecError, json_safe, parse_spec
+from arcengine.guard.child.roles import RemoteRole, WorkerLost
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = Tolerance(atol=0.01, rtol=0.01, matched_ratio=0.999)
@@ -77,7 +78,7 @@ def _run_child(tmp_path: Path, spec: dict[str, Any]) -> tuple[dict[str, Any], su
     if spec["device"] == "cpu":
         env["TRITON_INTERPRET"] = "1"  # as the parent sets it: Triton kernels run on CPU tensors
     proc = subprocess.run(
-        [sys.executable, "-m", "arcengine.guard.child", str(spec_path)],
+        [sys.executable, "-m", "arcengine.guard.child.judge", str(spec_path)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -220,8 +221,24 @@ def test_inputs_snapshot_and_verify() -> None:
     assert not correctness.bitwise_equal(torch.zeros(2), torch.zeros(2, dtype=torch.int32))
 
 
-def test_poison_allocator_runs_on_cpu() -> None:
+def test_poison_allocator_fills_and_frees_a_block_per_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One block per output, sized like it and freed last for output 0 (LIFO allocators hand it back first), after
+    a larger one; every byte 0xFF (NaN in every float format), and none kept alive."""
+    made: list[torch.Tensor] = []
+    real = correctness._filled
+
+    def spy(nbytes: int, device: torch.device) -> torch.Tensor:
+        block = real(nbytes, device)
+        made.append(block.clone())  # a copy: the block itself must be freed
+        alive.append(weakref.ref(block))
+        return block
+
+    alive: list[weakref.ref[torch.Tensor]] = []
+    monkeypatch.setattr(correctness, "_filled", spy)
     correctness.poison_allocator([torch.ones(10), torch.ones(3, dtype=torch.bfloat16)], torch.device("cpu"))
+    assert [block.numel() for block in made] == [(40 + 6) * 5 // 4 + (1 << 20), 6, 40]
+    assert all(bool((block == 0xFF).all()) for block in made)
+    assert all(ref() is None for ref in alive)
 
 
 def test_describe_exception_keeps_the_informative_line() -> None:
@@ -719,7 +736,7 @@ def test_reference_specific_distribution(tmp_path: Path) -> None:
 
 
 def test_distribution_assignment_and_transforms() -> None:
-    from arcengine.guard import distributions
+    from arcengine.guard.child import distributions
 
     cases = distributions.assign([0, 1], ["normal", "uniform", "large"])
     assert [d for _, d in cases] == ["normal", "uniform", "large"]

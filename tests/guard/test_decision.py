@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from arcengine.domain.problem import Problem, Tolerance, Workload
 from arcengine.guard.decision import Ceilings, Thresholds, judge
-from arcengine.problem import Problem, Tolerance, Workload
 
 # floors with CEILINGS: bytes = 4 * N at 1e9 B/s -> N=1000: 4 us, N=500: 2 us, N=250: 1 us
 # (flops = 2 * N at 1e12 flop/s are a thousand times smaller).

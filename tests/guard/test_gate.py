@@ -200,7 +200,7 @@ def test_compile_methods_of_libraries_are_allowed(snippet: str) -> None:
 
 
 def test_rejects_reaching_the_guard_itself() -> None:
-    result = check_source("from arcengine.guard import correctness" + RUN)
+    result = check_source("from arcengine.guard.child import correctness" + RUN)
     assert not result.ok and "arcengine" in result.reason
 
 

@@ -1,4 +1,4 @@
-"""Compiling a candidate's Triton kernels with nothing run on the device (arcengine.guard.precompile).
+"""Compiling a candidate's Triton kernels with nothing run on the device (arcengine.guard.child.precompile).
 
 Triton compiles only for a GPU it can see, so these run where there is one (bench/pipeline.py measures what
 the compiler saves); the forked compiler's part on the CPU is covered by the sandbox's turn tests.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from arcengine.guard.precompile import compile_only
+from arcengine.guard.child.precompile import compile_only
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="Triton compiles only for a visible GPU")
 

@@ -70,7 +70,7 @@ def _accept(server: socket.socket) -> object | None:
 
 
 def test_secret_values_are_redacted_from_text(monkeypatch: pytest.MonkeyPatch) -> None:
-    from arcengine.redact import redact_secrets
+    from arcengine.recording.redact import redact_secrets
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-123456")
     text = redact_secrets("candidate raised KeyError: 'sk-canary-123456' (line 3)")

@@ -10,13 +10,13 @@ from typing import Any
 import anyio
 import pytest
 
-from arcengine.bus import Bus
-from arcengine.evaluate import verdict_json
-from arcengine.events import CandidateDecided
+from arcengine.domain.events import CandidateDecided
 from arcengine.guard.decision import SUSPICIOUS_SPEEDUP, Ceilings, Thresholds, judge
 from arcengine.guard.sandbox import ChildOutcome
 from arcengine.guard.service import Guard, Slot
 from arcengine.guard.turns import DeviceTurns
+from arcengine.recording.bus import Bus
+from arcengine.tools.evaluate import verdict_json
 from tests.guard.fakes import FakeLauncher
 from tests.guard.test_decision import PROBLEM, WORKLOADS
 

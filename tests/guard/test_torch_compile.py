@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from arcengine.guard.child.zygote import PRELOAD
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, run_child, scrubbed_environment
-from arcengine.guard.zygote import PRELOAD
 from tests.conftest import SCALE
 
 

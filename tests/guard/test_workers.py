@@ -12,14 +12,14 @@ from typing import Any
 import anyio
 import pytest
 
-from arcengine.bus import Bus
-from arcengine.events import CandidateDecided
+from arcengine.domain.events import CandidateDecided
+from arcengine.domain.problem import load_problem
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
 from arcengine.guard.sandbox import ChildOutcome
 from arcengine.guard.service import Guard, GuardError, Slot
 from arcengine.guard.turns import DeviceTurns
-from arcengine.problem import load_problem
+from arcengine.recording.bus import Bus
 from tests.guard.fakes import FakeLauncher
 
 FAKE_PROFILE = {"device": {"name": "Fake GPU", "kind": "cuda"}, "flops_per_s": 1e14, "bandwidth_bytes_per_s": 1e12}

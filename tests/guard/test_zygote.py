@@ -17,7 +17,9 @@ from typing import Any
 import anyio
 import pytest
 
-from arcengine.guard import child, sandbox, zygote
+from arcengine.guard import sandbox
+from arcengine.guard.child import judge as child
+from arcengine.guard.child import zygote
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, run_child
 from tests.conftest import SCALE, scale_source
 

@@ -12,17 +12,17 @@ from typing import Any
 import anyio
 import pytest
 
-from arcengine.agent import Agent, AgentState, feedback, visible_decision
-from arcengine.campaign import Campaign
-from arcengine.events import CandidateDecided, WorkloadResult
+from arcengine.domain.events import CandidateDecided, WorkloadResult
+from arcengine.domain.problem import Problem, Workload, load_problem, shipped_problem_names
+from arcengine.domain.skills import Skill
+from arcengine.engine.agent import Agent, AgentState, feedback, visible_decision
+from arcengine.engine.campaign import Campaign
+from arcengine.engine.memory import Memory
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, floor_us, judge
 from arcengine.guard.service import decision
-from arcengine.memory import Memory
-from arcengine.problem import Problem, Workload, load_problem, shipped_problem_names
 from arcengine.providers.base import AgentContext, Proposal, Reflection
 from arcengine.providers.offline import OfflineProvider
 from arcengine.providers.prompt import propose_prompt, reflect_prompt
-from arcengine.skills import Skill
 
 # A number as text shows it: a digit run not glued to a name ("float32", "H200" and "fp8" are not numbers).
 NUMBER = re.compile(r"(?<![A-Za-z_\d])\d+")
@@ -76,7 +76,12 @@ class Recorder:
 
 
 class FakeCampaign:
-    """What an agent reads of its campaign; the guard answers each submission with the next prepared decision."""
+    """An agent's host: the campaign's own context, judge and memory code over a guard that answers each submission
+    with the next prepared decision."""
+
+    context = Campaign.context
+    judge = Campaign.judge
+    remember = Campaign.remember
 
     def __init__(self, problem: Problem, device: str, directory: Path) -> None:
         self.problem, self.directory = problem, directory
@@ -93,6 +98,12 @@ class FakeCampaign:
 
     async def _publish(self, event: Any) -> Any:
         return event
+
+    async def publish(self, events: list[Any]) -> None:
+        pass
+
+    def put_file(self, path: Path, source: str) -> None:
+        pass
 
     def leaderboard(self, exclude: str | None = None) -> list[Any]:
         return []
@@ -164,13 +175,13 @@ async def test_no_prompt_names_a_held_out_value(name: str, device: str, tmp_path
     for n in range(len(campaign.decisions)):
         candidate_id = f"c{n + 1:04d}"
         proposal = Proposal(source=SEED, strategy=SKILL.name, rationale="wider blocks", request="", response="")
-        await agent._conclude(campaign, agent.context(campaign), candidate_id, proposal)
+        await agent._conclude(campaign, campaign.context(agent), candidate_id, proposal)
         feedback = agent.state.last_feedback or ""
         assert feedback.startswith(f"Your last candidate {candidate_id}")
         reason = feedback.splitlines()[0].replace(candidate_id, "")
         if n != 2 and re.search(r"\d", reason):  # all but "slower" concern a held-out workload: no number
             found.append(f"feedback on {candidate_id} has numbers: {reason}")
-        prompt = propose_prompt(agent.context(campaign))  # the feedback and the memory the reflection left
+        prompt = propose_prompt(campaign.context(agent))  # the feedback and the memory the reflection left
         texts[f"prompt after {candidate_id}"] = f"{prompt.system}\n{prompt.user}"
     texts |= {f"reflection prompt {i}": text for i, text in enumerate(provider.sent)}
     recall = campaign.memory.recall(problem.kernel_type, agent.id)
@@ -194,7 +205,7 @@ async def test_visible_figures_are_shown_as_measured(tmp_path: Path) -> None:
                                                         has_incumbent=True))]
     agent = Agent("a1", SKILL, Recorder(), tmp_path / "a1", AgentState.from_seed(SEED, 1.0))
     proposal = Proposal(source=SEED, strategy=SKILL.name, rationale="wider blocks", request="", response="")
-    await agent._conclude(campaign, agent.context(campaign), "c0001", proposal)
+    await agent._conclude(campaign, campaign.context(agent), "c0001", proposal)
     feedback = agent.state.last_feedback or ""
     assert f"{first.label()}: {hidden + 0.4:.1f} us" in feedback and "<held-out>" not in feedback
 

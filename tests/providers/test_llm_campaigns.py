@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from arcengine.campaign import Campaign
-from arcengine.eventlog import read_events
-from arcengine.events import AgentFailed, CandidateDecided, CandidateProposed, ProviderCalled
-from arcengine.problem import load_problem
+from arcengine.domain.events import AgentFailed, CandidateDecided, CandidateProposed, ProviderCalled
+from arcengine.domain.problem import load_problem
+from arcengine.domain.skills import load_skills
+from arcengine.engine.campaign import Campaign
 from arcengine.providers.pricing import LIST_PRICES
-from arcengine.skills import load_skills
+from arcengine.recording.eventlog import read_events
 from tests.conftest import SCALE
 from tests.providers.fake_llm import Delay, FakeAnthropic, FakeLLMServer, FakeOpenAI, Malformed, Reply, Status
 

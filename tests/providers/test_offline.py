@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.events import CandidateDecided, MemoryRecorded, WorkloadResult
-from arcengine.memory import Recall
-from arcengine.problem import Workload
+from arcengine.domain.conclusions import Recall
+from arcengine.domain.events import CandidateDecided, MemoryRecorded, WorkloadResult
+from arcengine.domain.problem import Workload
+from arcengine.domain.skills import Skill
+from arcengine.domain.tunables import read_tunables
 from arcengine.providers import create_provider, provider_names
 from arcengine.providers.base import AgentContext, Proposal, ProviderError, ProviderExhausted
 from arcengine.providers.offline import DISCLAIMER, OfflineProvider
 from arcengine.providers.scripted import ScriptedProvider
-from arcengine.skills import Skill
-from arcengine.tunables import read_tunables
 
 SOURCE = '''\
 import torch

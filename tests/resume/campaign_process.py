@@ -12,9 +12,9 @@ from pathlib import Path
 
 import anyio
 
-from arcengine.campaign import Campaign, CampaignError
-from arcengine.config import CampaignConfig
-from arcengine.testing import StubGuard, SyntheticProvider
+from arcengine.engine.campaign import Campaign, CampaignError
+from arcengine.engine.config import CampaignConfig
+from arcengine.engine.testing import StubGuard, SyntheticProvider
 
 
 def stub_guard(campaign: Campaign) -> StubGuard:

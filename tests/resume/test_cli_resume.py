@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.eventlog import read_events
-from arcengine.events import SEED_AGENT, CampaignResumed, CampaignStopped, CandidateDecided, CandidateProposed
+from arcengine.domain.events import SEED_AGENT, CampaignResumed, CampaignStopped, CandidateDecided, CandidateProposed
+from arcengine.recording.eventlog import read_events
 from tests.conftest import SCALE
 
 ARCENGINE = [sys.executable, "-m", "arcengine.cli"]

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from arcengine.bus import Bus, RecordingError
-from arcengine.eventlog import EventLogWriter, read_events
-from arcengine.events import AgentFailed, CampaignStopped, CandidateDecided
+from arcengine.domain.events import AgentFailed, CampaignStopped, CandidateDecided
+from arcengine.recording.bus import Bus, RecordingError
+from arcengine.recording.eventlog import EventLogWriter, read_events
 
 PROCESS = Path(__file__).with_name("campaign_process.py")
 

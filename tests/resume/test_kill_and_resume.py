@@ -1,7 +1,7 @@
 """kill -9 at random points, ``run --resume`` each time: nothing decided is lost, the log and the database agree.
 
 The campaign runs in its own process with the real engine (bus, event log, SQLite, memory, agents) and stand-ins
-for the provider and the guard (arcengine.testing), so a kill can land anywhere in a step; a few kills of the
+for the provider and the guard (arcengine.engine.testing), so a kill can land anywhere in a step; a few kills of the
 real CLI with the real guard follow in tests/test_cli.py.
 """
 
@@ -16,8 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from arcengine.eventlog import read_events
-from arcengine.events import (
+from arcengine.domain.events import (
     SEED_AGENT,
     BestImproved,
     CampaignResumed,
@@ -29,6 +28,7 @@ from arcengine.events import (
     MemoryRecorded,
     ProviderCalled,
 )
+from arcengine.recording.eventlog import read_events
 
 PROCESS = Path(__file__).with_name("campaign_process.py")
 KILLS = 24

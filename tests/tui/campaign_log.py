@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arcengine.events import (
+from arcengine.domain.events import (
     AgentStarted,
     BestImproved,
     CampaignStarted,

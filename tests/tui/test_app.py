@@ -6,15 +6,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from arcengine_tui.app import CampaignApp
+from arcengine_tui.detail import CandidateScreen
+from arcengine_tui.table import RowTable
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
-from arcengine.events import CandidateDecided, CandidateProposed, Event, dump_event
-from arcengine.tui.app import CampaignApp
-from arcengine.tui.detail import CandidateScreen
-from arcengine.tui.table import RowTable
+from arcengine.domain.events import CandidateDecided, CandidateProposed, Event, dump_event
 from tests.tui.campaign_log import append_log, campaign_events, lines, stop_events, write_log
 
 REFRESH_S = 0.02
@@ -196,8 +196,8 @@ async def test_events_pushed_by_the_campaigns_process() -> None:
 
 async def test_the_feed_keeps_the_newest_decisions_while_following(monkeypatch: pytest.MonkeyPatch,
                                                                     events: list[Event]) -> None:
-    monkeypatch.setattr("arcengine.tui.app.FEED_ROWS", 4)
-    monkeypatch.setattr("arcengine.tui.app.FEED_KEPT", 3)
+    monkeypatch.setattr("arcengine_tui.app.FEED_ROWS", 4)
+    monkeypatch.setattr("arcengine_tui.app.FEED_KEPT", 3)
     app = CampaignApp(None, refresh_s=REFRESH_S)
     async with app.run_test(size=SIZE) as pilot:
         app.push_events(events)

@@ -6,10 +6,10 @@ import itertools
 from pathlib import Path
 
 import pytest
+from arcengine_tui.follow import EventFollower
 
-from arcengine.eventlog import EventLogWriter
-from arcengine.events import Event, dump_event
-from arcengine.tui.follow import EventFollower
+from arcengine.domain.events import Event, dump_event
+from arcengine.recording.eventlog import EventLogWriter
 from tests.tui.campaign_log import append_log, campaign_events, lines
 
 
@@ -97,7 +97,7 @@ def test_unchanged_file_is_not_opened(tmp_path: Path, events: list[Event], monke
     def no_open(*args: object, **kwargs: object) -> None:
         raise AssertionError("opened an unchanged file")
 
-    monkeypatch.setattr("arcengine.tui.follow.open", no_open, raising=False)
+    monkeypatch.setattr("arcengine_tui.follow.open", no_open, raising=False)
     for _ in range(100):
         assert follower.read() == []
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from arcengine.campaign import Campaign
-from arcengine.events import Event
-from arcengine.tui.app import CampaignApp
+from arcengine_tui.app import CampaignApp
+
+from arcengine.domain.events import Event
+from arcengine.engine.campaign import Campaign
 
 
 async def test_a_campaign_drives_the_view_in_its_own_process(campaign_config) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from arcengine_tui.app import CampaignApp
 from textual.pilot import Pilot
 
-from arcengine.tui.app import CampaignApp
 from tests.tui.campaign_log import campaign_events, stop_events, write_log
 
 SnapCompare = Callable[..., bool]

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from arcengine_tui import render
+from arcengine_tui.state import DONE, DRAFTING, FAILED, GUARD, PROPOSING, REFLECTING, RELAUNCHING, CampaignView
 
-from arcengine.events import (
+from arcengine.domain.events import (
     AgentFailed,
     AgentStarted,
     CampaignStarted,
@@ -15,8 +17,6 @@ from arcengine.events import (
     Event,
     MemoryRecorded,
 )
-from arcengine.tui import render
-from arcengine.tui.state import DONE, DRAFTING, FAILED, GUARD, PROPOSING, REFLECTING, RELAUNCHING, CampaignView
 from tests.tui.campaign_log import BUDGET, T0, campaign_events, number, stop_events
 
 

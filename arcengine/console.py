@@ -1,0 +1,115 @@
+"""The headless display: a line per decision and a progress line, written to a text stream."""
+
+from __future__ import annotations
+
+import time
+from typing import TextIO
+
+from arcengine.domain.events import (
+    AgentFailed,
+    BestImproved,
+    CampaignResumed,
+    CampaignStarted,
+    CampaignStopped,
+    CandidateDecided,
+    CandidateProposed,
+    DeviceProfiled,
+    Event,
+    ProviderCalled,
+)
+from arcengine.domain.usage import UsageTotals
+from arcengine.guard.baseline_times import REFERENCE_ROUTE
+
+PROGRESS_EVERY = 5
+
+
+class HeadlessDisplay:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.budget = 0
+        self.decided = 0
+        self.quiet = False
+        self.devices = 0  # profiled; with several GPUs each decision line says which one measured it
+        self.best: tuple[float, str, str] | None = None
+        self.started = time.monotonic()
+        self._proposed: dict[str, CandidateProposed] = {}
+        self.usage = UsageTotals()
+
+    def _print(self, line: str) -> None:
+        if not self.quiet:
+            print(line, file=self.stream, flush=True)
+
+    async def restore(self, events: list[Event]) -> None:
+        """A resumed campaign's past, folded without printing it again: the progress lines go on from it."""
+        self.quiet = True
+        try:
+            for event in events:
+                await self.on_event(event)
+        finally:
+            self.quiet = False
+
+    async def on_event(self, event: Event) -> None:
+        match event:
+            case CampaignStarted():
+                self.budget = int(event.config.get("budget", 0))
+                self._print(f"campaign {event.campaign_id}: {event.problem} ({event.kernel_type}), "
+                            f"{event.config.get('agents')} agents, budget {self.budget}, "
+                            f"provider {event.config.get('model')}")
+            case CampaignResumed():
+                self.devices = 0  # profiled again
+                self._print(f"resumed after event {event.after_seq}: {self.decided} candidates were decided"
+                            + (f"; judging {', '.join(event.interrupted)} first (in flight at the crash)"
+                               if event.interrupted else ""))
+                if event.database_damaged:
+                    self._print(f"the database was damaged: rebuilt from the event log ({event.database_damaged} "
+                                "kept beside it)")
+            case DeviceProfiled():
+                gpu = f" (GPU {event.gpu})" if event.gpu is not None else ""
+                self.devices += 1
+                self._print(f"device {event.device.get('name')}{gpu}: {event.bandwidth_bytes_per_s / 1e9:.0f} GB/s, "
+                            f"{event.flops_per_s / 1e12:.1f} TFLOP/s measured")
+            case CandidateProposed():
+                self._proposed[event.candidate_id] = event
+            case ProviderCalled():
+                self.usage.add(event.usage)
+            case CandidateDecided():
+                self._decided(event)
+            case BestImproved(campaign_best=True):
+                self.best = (event.speedup, event.agent_id, event.candidate_id)
+            case AgentFailed():
+                self._print(f"agent {event.agent_id} failed: {event.error}"
+                            + (" (relaunched)" if event.relaunch else " (not relaunched)"))
+            case CampaignStopped():
+                self._progress()
+                self._print(f"STOP: {event.reason}")
+
+    def _decided(self, event: CandidateDecided) -> None:
+        proposed = self._proposed.pop(event.candidate_id, None)
+        speed = f"{event.speedup:6.3f}x ref" if event.speedup else " " * 10
+        if self._baseline_shown(event):
+            speed += f" {event.speedup_over_baseline:6.3f}x base"
+        if proposed is None or proposed.position == 0:
+            self._print(f"[seed] {event.decision:<6} {speed}  {event.reason}")
+            if event.speedup:
+                self.best = (event.speedup, event.agent_id, event.candidate_id)
+            return
+        self.decided += 1
+        note = proposed.rationale.split(" (", 1)[0] if event.decision in ("KEEP", "ACCEPT") else event.reason
+        if event.suspicious and event.decision in ("KEEP", "ACCEPT"):  # a REVERT's reason already says why
+            note = f"[suspicious speedup, confirmed by a fresh child] {note}"
+        gpu = f" gpu{event.gpu}" if self.devices > 1 and event.gpu is not None else ""
+        self._print(f"[{proposed.position:>4}/{self.budget}] {event.agent_id:<4} {proposed.strategy:<14} "
+                    f"{event.decision:<6} {speed}  {event.candidate_id}{gpu}  {note[:120]}")
+        if self.decided % PROGRESS_EVERY == 0:
+            self._progress()
+
+    @staticmethod
+    def _baseline_shown(event: CandidateDecided) -> bool:
+        """A decision line shows the gain over the baseline where one was measured (not the reference standing in)."""
+        return event.speedup_over_baseline is not None and any(
+            w.baseline_route not in (None, REFERENCE_ROUTE) for w in event.workloads)
+
+    def _progress(self) -> None:
+        best = f"best {self.best[0]:.3f}x ({self.best[1]} {self.best[2]})" if self.best else "no best yet"
+        spent = f", {self.usage.tokens} tokens, ${self.usage.cost_usd:.2f}" if self.usage.tokens else ""
+        self._print(f"-- {self.decided}/{self.budget} decided, {best}, {time.monotonic() - self.started:.0f} s{spent}")

@@ -1,0 +1,452 @@
+"""A role worker: the process where one role's module (the reference, the candidate or the incumbent) runs.
+
+The judge (arcengine.guard.child.judge) forks one worker per role before it reads its spec, so a worker holds nothing
+of the judge: no result path, no token, no reference outputs, no recorded times. The judge sends commands over
+a socket (arcengine.guard.child.channel); the worker loads its module, makes the inputs of a call from the seed it is
+given, calls, times its own call, checks its inputs and the harness seal, and sends back the time and the
+outputs' bytes, or, for a held timed call, the time first and then, when the judge audits it, a sample of the
+outputs. The judge compares them with the reference it ran itself, in its own process.
+
+What stays trusted here is the worker's own harness: the timer of its own calls, the seal and the copy of its
+outputs. The gate keeps candidate code from reaching them (no frames, no dispatcher, no file descriptors),
+the seal checks they are unpatched, and CUPTI's records count every kernel wherever it runs.
+
+Imports are limited to the standard library, torch and the guard's child-side modules, as for the child.
+"""
+
+from __future__ import annotations
+
+import _thread
+import contextlib
+import gc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from time import perf_counter
+from types import ModuleType
+from typing import Any, NamedTuple, NoReturn
+
+import torch
+import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the seal's baseline has it
+
+from arcengine.guard.child import baselines, channel, correctness, distributions, precompile, process, timing
+from arcengine.guard.child.correctness import describe_exception
+
+REFERENCE_MODULE = "arcengine_guard_reference"
+ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengine_guard_incumbent",
+                "baseline": "arcengine_guard_baseline"}
+CANDIDATE_ROLES = ("candidate", "incumbent")  # the roles whose code is untrusted (and compiled ahead when gated)
+
+
+class NoEntry(Exception):
+    """The module defines nothing to call."""
+
+
+def load_module(path: str, name: str) -> ModuleType:
+    """Import a file under `name`, registered in sys.modules so Triton's JIT can find its source. Any file name
+    will do (a candidate need not end in .py)."""
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    if spec is None:
+        raise ImportError(f"cannot load a module from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def entry_point(module: ModuleType, reference: ModuleType, device: torch.device, role: str) -> Callable[..., object]:
+    """The callable to judge: the module's ``run``, or what the reference's ``candidate_run(module, device)``
+    builds from it (a KernelBench reference instantiates the module's ModelNew, seeded like its Model)."""
+    build = getattr(reference, "candidate_run", None)
+    run = build(module, device) if callable(build) else getattr(module, "run", None)
+    if not callable(run):
+        raise NoEntry(f"{role} has no callable run")
+    return run
+
+
+def make_inputs(reference: ModuleType, axes: Mapping[str, object], seed: int, distribution: str,
+                device: torch.device) -> tuple[object, ...]:
+    """A call's inputs from its seed: the judge makes the same ones for the reference."""
+    on = device if device.type != "meta" else "cpu"  # meta tensors draw from a CPU generator
+    generator = torch.Generator(device=on).manual_seed(seed)
+    return distributions.make_inputs(reference.make_inputs, dict(axes), generator, device, distribution)
+
+
+def resolve_device(kind: str) -> torch.device:
+    if kind == "cpu":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise RuntimeError("device cuda requested but torch sees no CUDA device")
+    torch.cuda.set_device(0)
+    torch.cuda.init()
+    return torch.device("cuda", 0)
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)  # named: unnamed, torch asks the driver for the device count each time
+
+
+# ---------------------------------------------------------------- the worker's side
+
+
+class _Held(NamedTuple):
+    """A call whose checks wait: the correctness call's until it returns, a timed call's for the judge's word."""
+
+    out: object
+    inputs: Sequence[object]
+    pristine: list[object] | None  # the inputs' snapshot, where the judge asked for one
+    seconds: float
+
+
+class Worker:
+    """Serves the judge's commands until told to exit; every answer is one message."""
+
+    def __init__(self, sock: socket.socket, role: str) -> None:
+        self.sock = sock
+        self.role = role
+        self.device = torch.device("cpu")
+        self.reference: ModuleType | None = None
+        self.run: Callable[..., object] | None = None
+        self.routes: baselines.Routes | None = None  # the baseline's worker: its routes, run in place of `run`
+        self.route_names: list[str] = []
+        self.source = ""
+        self.workloads: dict[int, Mapping[str, object]] = {}
+        self.seal: correctness.HarnessSeal | None = None
+        self.threads_before: set[int | None] = set()
+        self.thread_count_before = 0
+        self.timer: timing.Timer | None = None
+        self.held: list[_Held] = []
+        self.served: dict[str, float] = {}  # seconds spent on each kind of request since the last diagnostics
+        self.served_count: dict[str, int] = {}
+
+    def serve(self) -> None:
+        while True:
+            try:
+                command, _ = channel.receive(self.sock)
+            except (channel.ChannelClosed, channel.ChannelError):
+                return
+            op = command.get("op")
+            if op == "exit":
+                return
+            handler = {"load": self.load, "call": self.call, "time": self.time, "audit": self.audit,
+                       "diagnostics": self.diagnostics}.get(str(op))
+            if handler is None:
+                channel.send(self.sock, {"failure": f"unknown command {op!r}"})
+                continue
+            started = perf_counter()
+            header, payload = handler(command)
+            kind = str(op)
+            self.served[kind] = self.served.get(kind, 0.0) + perf_counter() - started
+            self.served_count[kind] = self.served_count.get(kind, 0) + 1
+            channel.send(self.sock, {**header, "id": command.get("id")}, payload)
+
+    # ------------------------------------------------------------ load
+
+    def load(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
+        """Compile (in a fork, before CUDA), take the device, import the reference and the module."""
+        started = perf_counter()
+        seconds: dict[str, float] = {}
+        self.source = str(command.get("module") or "")
+        self.route_names = [str(name) for name in command.get("routes") or []]
+        self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
+        compiler = None
+        if command.get("precompile"):
+            compiler = precompile.Compiler(lambda: self._precompile(command))
+        try:
+            self.device = resolve_device(str(command["device"]))
+            self.reference = load_module(str(command["reference"]), REFERENCE_MODULE)
+        except BaseException as exc:
+            return {"ok": False, "harness": True, "failure": f"worker failed to start: {describe_exception(exc)}"}, []
+        _quiet_tqdm()
+        if self.device.type == "cuda":
+            with contextlib.suppress(ImportError):  # the timer's records: sealed before any module can touch them
+                importlib.import_module("cupti.cupti")
+        self.seal = _seal(self.reference)
+        self.threads_before = {thread.ident for thread in threading.enumerate()}
+        self.thread_count_before = _thread._count()
+        failure = self._import()
+        compiler_report: dict[str, float] = {}
+        if compiler is not None:
+            seconds["precompile"], compiler_report = compiler.wait()
+            compiler_report["exit"] = compiler.reap()
+        seconds["load"] = perf_counter() - started - seconds.get("precompile", 0.0)
+        if failure is None:
+            failure = self.seal.broken()
+        return {"ok": failure is None, "failure": failure, "seconds": seconds, "compiler": compiler_report}, []
+
+    def _import(self) -> str | None:
+        assert self.reference is not None
+        if self.role == "reference":  # timed in a worker like the others, so every role pays the same costs
+            self.run = self.reference.run
+            return None
+        try:
+            if self.role == "baseline":  # problem code, like the reference: its routes are checked per call
+                module = load_module(self.source, ROLE_MODULES[self.role]) if self.source else None
+                self.routes = baselines.Routes(self.route_names, self.reference, module)
+                self.run = self.reference.run
+                return None
+            module = load_module(self.source, ROLE_MODULES[self.role])
+            self.run = entry_point(module, self.reference, self.device, self.role)
+        except NoEntry as missing:
+            return str(missing)
+        except BaseException as exc:
+            return f"{self.role} failed to import: {describe_exception(exc, self.source)}"
+        return None
+
+    def _precompile(self, command: Mapping[str, Any]) -> dict[str, float]:
+        """In the compiler fork: the module's kernels compiled for every workload's shapes, nothing run."""
+        self.sock.close()  # the fork's copy: the module's code runs here, and must not speak for the worker
+        started = perf_counter()
+        if command["device"] == "cuda":
+            torch.cuda.init()
+        steps = {"device": perf_counter() - started}
+        meta = torch.device("meta")  # modules built for the device (KernelBench's ModelNew) stay shapes
+        reference = load_module(str(command["reference"]), REFERENCE_MODULE)
+        run = entry_point(load_module(self.source, ROLE_MODULES[self.role]), reference, meta, self.role)
+        steps["import"] = perf_counter() - started - steps["device"]
+        seed = int(command.get("seed", 0))
+        for axes in self.workloads.values():
+            inputs = make_inputs(reference, axes, seed, "normal", meta)
+            with precompile.compile_only(steps), contextlib.suppress(Exception):  # stopped where values were needed
+                run(*inputs)
+        steps["compile"] = perf_counter() - started - steps["device"] - steps["import"]
+        return steps
+
+    # ------------------------------------------------------------ calls
+
+    def _entry(self, command: Mapping[str, Any]) -> Callable[..., object]:
+        """What a call runs: the module's entry point, or the baseline route the command names."""
+        assert self.run is not None
+        if self.routes is None:
+            return self.run
+        return self.routes.fn(str(command.get("route")), int(command["workload"]))
+
+    def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
+        """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs (or, with
+        ``hold``, its conduct only, the outputs held for ``audit``)."""
+        assert self.reference is not None and self.run is not None
+        self.held = []
+        axes = self.workloads[int(command["workload"])]
+        inputs = make_inputs(self.reference, axes, int(command["seed"]), str(command["distribution"]), self.device)
+        pristine = correctness.snapshot_inputs(inputs)
+        poison = command.get("poison")
+        if poison:
+            correctness.poison_blocks([int(n) for n in poison], self.device)
+        started = perf_counter()
+        try:
+            out = self._entry(command)(*inputs)
+        except BaseException as exc:
+            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}"}, []
+        failure = self._synced()
+        if failure is not None:
+            return {"failure": failure}, []
+        held = _Held(out, inputs, pristine, perf_counter() - started)
+        failure = self._conduct(held, bool(command.get("seal")))
+        if failure is not None:
+            return {"failure": failure}, []
+        if command.get("hold"):  # the judge looks at a sample of the outputs, drawn once this reply is in (audit)
+            self.held = [held._replace(pristine=None)]
+            return {"seconds": held.seconds, "failure": None, "held": True}, []
+        outputs, payload, failure = _ship(out, self.device)
+        return {"seconds": held.seconds, "failure": failure, "outputs": outputs,
+                "single": not isinstance(out, tuple | list)}, payload
+
+    def time(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
+        """A block of timed calls, one per seed, each on fresh inputs of its own, and their times. With ``hold``
+        the calls' outputs wait for ``audit``: the judge draws what it looks at only after this reply."""
+        assert self.reference is not None and self.run is not None
+        self.held = []  # the last block's, if the judge did not audit them
+        axes = self.workloads[int(command["workload"])]
+        calls = [make_inputs(self.reference, axes, int(seed), "normal", self.device) for seed in command["seeds"]]
+        # The snapshot costs a copy of every input: the judge asks for it where it matters, the candidate's calls.
+        pristine = [correctness.snapshot_inputs(inputs) if command.get("check_inputs") else None for inputs in calls]
+        if self.timer is None:
+            self.timer = timing.make_timer(self.device)
+        conduct: list[str | None] = []
+
+        def kept(i: int, out: object) -> object:
+            """Right after call i, untimed: its inputs checked, and a copy of what it returned (a later call
+            may reuse the buffers: CUDA graphs, static outputs)."""
+            conduct.append(correctness.verify_inputs(calls[i], pristine[i]) if pristine[i] is not None else None)
+            return _copied(out)
+
+        started = perf_counter()
+        gc.disable()  # a collection inside a timed call would be charged to the call
+        block = self.timer.warm_block if command.get("warm") else self.timer.time_block
+        try:
+            timed = block(self._entry(command), calls, kept)
+        except BaseException as exc:
+            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": []}, []
+        finally:
+            gc.enable()
+        failure = self._synced()
+        seconds = perf_counter() - started
+        times: list[float] = []
+        for call, wrong in zip(timed, conduct, strict=True):
+            failure = failure or call.stray or wrong
+            if failure is not None:
+                break
+            times.append(call.us)
+        if failure is None and command.get("hold"):  # inputs checked already: the audit checks the seal and outputs
+            self.held = [_Held(call.out, inputs, None, seconds) for call, inputs in zip(timed, calls, strict=True)]
+        return {"times": times, "seconds": seconds, "failure": failure}, []
+
+    def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
+        """The held block's conduct (inputs unchanged; the seal intact, where asked) and, per call with a sample
+        seed, its outputs' elements at the positions that seed draws (see correctness.sample_output)."""
+        held, self.held = self.held, []
+        samples = [None if sample is None else int(sample) for sample in command.get("samples", [])]
+        if not held or len(samples) != len(held):
+            return {"failure": "the harness asked to audit calls that are not held", "failed_at": 0}, []
+        replies: list[dict[str, Any]] = []
+        payload: list[channel.Part] = []
+        for i, (call, sample) in enumerate(zip(held, samples, strict=True)):
+            failure = self._conduct(call, bool(command.get("seal")) and i == len(held) - 1)
+            if failure is None and sample is None:  # not looked at: its conduct only
+                replies.append({"outputs": None})
+                continue
+            outputs, parts, shipped = _ship(call.out, self.device, sample) if failure is None else ([], [], None)
+            if (failure := failure or shipped) is not None:
+                return {"failure": failure, "failed_at": i}, []
+            replies.append({"outputs": outputs, "single": not isinstance(call.out, tuple | list)})
+            payload.extend(parts)
+        return {"failure": None, "calls": replies}, payload
+
+    def _synced(self) -> str | None:
+        """Wait for the device; asynchronous CUDA errors (illegal address, device assert) surface here."""
+        try:
+            sync(self.device)
+        except BaseException as exc:
+            return f"CUDA error after the {self.role}'s call: {describe_exception(exc)}"
+        return None
+
+    def _conduct(self, call: _Held, seal: bool) -> str | None:
+        """The reason if the call changed its inputs or (where asked) broke the seal or left a thread."""
+        failure = correctness.verify_inputs(call.inputs, call.pristine) if call.pristine is not None else None
+        if failure is None and seal:
+            failure = self.tampering()
+        return failure
+
+    def tampering(self) -> str | None:
+        """Patched harness functions or settings, or threads the module left running."""
+        assert self.seal is not None
+        broken = self.seal.broken()
+        if broken is not None:
+            return broken
+        alive = [t.name for t in threading.enumerate() if t.ident not in self.threads_before and t.is_alive()]
+        if alive:
+            return f"{self.role} left a thread running after returning ({', '.join(alive)})"
+        # Threads started with _thread directly are not in threading.enumerate(); the interpreter counts them.
+        if _thread._count() > self.thread_count_before:
+            return f"{self.role} left a thread running after returning (started with _thread, unnamed)"
+        return None
+
+    def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
+        """The timer's kind and conduct, and what this worker's requests cost it since the last time asked (the
+        guard's own cost per call, for the record)."""
+        timer = self.timer
+        served = {f"{kind}_us": 1e6 * seconds / self.served_count[kind] for kind, seconds in self.served.items()
+                  if kind in ("time", "audit")}
+        self.served, self.served_count = {}, {}
+        return {"timer": {**(timer.diagnostics() if timer else {}), **served},
+                "kind": timer.kind if timer else None}, []
+
+
+def _seal(reference: ModuleType) -> correctness.HarnessSeal:
+    """The seal over everything this worker's harness reads: its own modules and torch (the default), what it
+    speaks to the judge with (json, struct, the socket class), the reference's input maker and, on a GPU, CUPTI's
+    functions that its timer calls."""
+    harness = [correctness, timing, channel, distributions, process, sys.modules[__name__], json, struct]
+    cupti = sys.modules.get("cupti.cupti")
+    seal = correctness.default_seal([*harness, *([cupti] if cupti is not None else [])])
+    seal.watch_class(socket.socket)
+    seal.watch_module(reference, ("make_inputs",))
+    return seal
+
+
+def _quiet_tqdm() -> None:
+    """tqdm starts a monitor thread with its first bar, even a disabled one (torch.fx makes one under
+    torch.compile), and the thread never stops: set its interval to 0 so none starts. The thread check is not
+    relaxed for it, since the monitor calls every bar's refresh(), a candidate's own included."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return
+    tqdm.monitor_interval = 0
+
+
+def _copied(out: object) -> object:
+    """Plain tensors cloned (a tuple's too); anything else as it is, for _ship to judge."""
+    if isinstance(out, tuple | list):
+        return type(out)(_copied(item) for item in out) if type(out) in (tuple, list) else out
+    return out.detach().clone() if type(out) is torch.Tensor else out
+
+
+def _ship(out: object, device: torch.device,
+          sample: int | None = None) -> tuple[list[dict[str, Any]], list[channel.Part], str | None]:
+    """The outputs as the judge will rebuild them: plain tensors on this worker's device (or, with ``sample``,
+    their elements at the positions it draws, and their shapes), or plain numbers."""
+    items = list(out) if isinstance(out, tuple | list) else [out]
+    described: list[dict[str, Any]] = []
+    tensors: list[torch.Tensor] = []
+    for i, item in enumerate(items):
+        label = "output" if len(items) == 1 and not isinstance(out, tuple | list) else f"output {i}"
+        if type(item) is torch.Tensor:  # subclasses can override comparisons and __torch_function__
+            if item.device != device:
+                return [], [], f"{label} is on {item.device}, expected {device}"
+            if sample is None:
+                described.append({"tensor": len(tensors)})
+                tensors.append(item)
+            else:
+                drawn = correctness.sample_output(item, sample + i)
+                assert isinstance(drawn, correctness.Sample)
+                described.append({"tensor": len(tensors), "sampled_from": list(drawn.shape)})
+                tensors.append(drawn.values)
+        elif item is None or type(item) in (bool, int, float, str):
+            described.append({"value": item})
+        else:
+            cls = type(item)
+            return [], [], f"{label} is {cls.__module__}.{cls.__qualname__}, not exactly torch.Tensor"
+    meta, payload = channel.pack_tensors(tensors)
+    for entry in described:
+        if "tensor" in entry:
+            entry["meta"] = meta[entry["tensor"]]
+    return described, payload, None
+
+
+def start(role: str) -> tuple[int, socket.socket]:
+    """Fork a worker for ``role``; the judge's end of its socket. Call before this process touches CUDA."""
+    judge_end, worker_end = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        _become_worker(worker_end, role)
+    worker_end.close()
+    return pid, judge_end
+
+
+def _become_worker(sock: socket.socket, role: str) -> NoReturn:
+    code = 0
+    try:
+        # Only its own socket: not the judge's ends of the other workers' sockets, nor anything else inherited.
+        keep = sock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, process.max_fd())
+        # SIGKILL once the judge dies: never outlive the verdict it could overwrite.
+        process.prctl(process.PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        Worker(sock, role).serve()
+    except BaseException:
+        code = 1
+    process.exit_now(code)

@@ -1,0 +1,86 @@
+"""One-shot guard verdicts outside a campaign: ``arcengine eval`` and ``arcengine problems check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from arcengine.domain.events import CandidateDecided
+from arcengine.domain.problem import Problem
+from arcengine.guard.baseline_times import REFERENCE_ROUTE, BaselineMode
+from arcengine.guard.decision import PASSING, SUSPICIOUS_SPEEDUP, Thresholds
+from arcengine.guard.gate import check_source
+from arcengine.guard.service import Guard
+from arcengine.recording.bus import Bus
+
+
+async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: int = 5,
+                        timeout_s: float = 600.0, memory_limit_gib: float | None = None,
+                        suspicious_speedup: float = SUSPICIOUS_SPEEDUP,
+                        baseline: BaselineMode = "every") -> tuple[CandidateDecided, str]:
+    """The guard's decision on one file against the reference (and the baseline, timed in the same rounds), and
+    the device kind it ran on."""
+    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0, suspicious_speedup), seeds=seeds, timeout_s=timeout_s,
+                  memory_limit_gib=memory_limit_gib, baseline=baseline)
+    source = candidate.read_text(encoding="utf-8")
+    submission = {"candidate_id": candidate.stem, "agent_id": "eval", "source": source,
+                  "candidate_path": candidate.resolve(), "incumbent_path": None}
+    if not check_source(source, problem.entry).ok:  # the gate's REJECT needs no device: answer at once
+        return await guard.submit(**submission), "no device (rejected by the gate)"
+    await guard.profile(device)
+    async with anyio.create_task_group() as workers:
+        workers.start_soon(guard.work)
+        decided = await guard.submit(**submission)
+        workers.cancel_scope.cancel()
+    return decided, guard.device
+
+
+def verdict_json(decided: CandidateDecided) -> dict[str, Any]:
+    """The ``eval --json`` document: reject (gate), fail (ran and was wrong or broke, or a suspicious speedup a
+    fresh child did not confirm: correct, but reverted), pass."""
+    passed = decided.correct and decided.decision in PASSING
+    verdict = "reject" if decided.decision == "REJECT" else "pass" if passed else "fail"
+    return {
+        "verdict": verdict,
+        "reason": decided.reason,
+        "speedup": decided.speedup,
+        "held_out_speedup": decided.held_out_speedup,
+        # Over what a user would otherwise run (the problem's baseline; the reference where it declares none).
+        "speedup_over_baseline": decided.speedup_over_baseline,
+        "held_out_speedup_over_baseline": decided.held_out_speedup_over_baseline,
+        "baseline": baseline_note(decided),
+        # Why the pass was checked by a second, fresh child (None: one child), and whether that child agreed.
+        "suspicious": decided.suspicious,
+        "confirmed": decided.confirmed,
+        # What the gate allowed but a reader should weigh (side streams, file writes, native code...).
+        "warnings": list(decided.warnings),
+        "workloads": [
+            {"axes": w.axes, "held_out": w.held_out, "correct": w.correct, "time_us": w.time_us,
+             "ref_time_us": w.ref_time_us, "speedup": w.speedup, "sol_score": w.sol_score, "failure": w.failure,
+             "baseline_route": w.baseline_route, "baseline_time_us": w.baseline_time_us,
+             "speedup_over_baseline": w.speedup_over_baseline, "baseline_times_us": w.baseline_times_us,
+             # how the timer and the workers behaved: head start, record reads, costs
+             "baseline_failures": w.baseline_failures, "harness": w.harness}
+            for w in decided.workloads
+        ],
+        "device": decided.device,
+        # Where the guard's time went: compile (a workload's first calls: JIT, autotuning, torch.compile) apart
+        # from the calls that were checked and timed.
+        "guard_seconds": decided.guard_seconds,
+        "guard_phases": decided.guard_phases,
+    }
+
+
+def baseline_note(decided: CandidateDecided) -> str:
+    """One line on the gain over the baseline: its figure, the routes that won, or why the reference stood in."""
+    visible = [w for w in decided.workloads if not w.held_out and w.baseline_route]
+    if decided.speedup_over_baseline is None or not visible:
+        return "no gain over the baseline measured"
+    routes = sorted({w.baseline_route for w in visible if w.baseline_route})
+    if routes == [REFERENCE_ROUTE]:
+        return f"{decided.speedup_over_baseline:.3f}x the baseline (none declared or correct: the reference)"
+    faster = sum(1 for w in visible if (w.speedup_over_baseline or 0) > 1)
+    return (f"{decided.speedup_over_baseline:.3f}x the baseline ({', '.join(routes)}); "
+            f"{faster}/{len(visible)} shapes faster than baseline")

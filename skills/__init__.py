@@ -1,0 +1,1 @@
+"""The strategy and playbook skills that ship with arcengine; installed as the package ``arcengine_skills``."""
