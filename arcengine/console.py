@@ -7,7 +7,6 @@ from typing import TextIO
 
 from arcengine.domain.events import (
     AgentFailed,
-    BestImproved,
     CampaignResumed,
     CampaignStarted,
     CampaignStopped,
@@ -15,9 +14,8 @@ from arcengine.domain.events import (
     CandidateProposed,
     DeviceProfiled,
     Event,
-    ProviderCalled,
 )
-from arcengine.domain.usage import UsageTotals
+from arcengine.domain.run import RunState
 from arcengine.guard.baseline_times import REFERENCE_ROUTE
 
 PROGRESS_EVERY = 5
@@ -26,14 +24,11 @@ PROGRESS_EVERY = 5
 class HeadlessDisplay:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self.budget = 0
-        self.decided = 0
+        self.state = RunState()  # the run's fold: counts, spending and the best, by the engine's own rules
         self.quiet = False
         self.devices = 0  # profiled; with several GPUs each decision line says which one measured it
-        self.best: tuple[float, str, str] | None = None
         self.started = time.monotonic()
         self._proposed: dict[str, CandidateProposed] = {}
-        self.usage = UsageTotals()
 
     def _print(self, line: str) -> None:
         if not self.quiet:
@@ -49,15 +44,16 @@ class HeadlessDisplay:
             self.quiet = False
 
     async def on_event(self, event: Event) -> None:
+        self.state.apply(event)
         match event:
             case CampaignStarted():
-                self.budget = int(event.config.get("budget", 0))
                 self._print(f"campaign {event.campaign_id}: {event.problem} ({event.kernel_type}), "
-                            f"{event.config.get('agents')} agents, budget {self.budget}, "
+                            f"{event.config.get('agents')} agents, budget {self.state.budget.budget}, "
                             f"provider {event.config.get('model')}")
             case CampaignResumed():
                 self.devices = 0  # profiled again
-                self._print(f"resumed after event {event.after_seq}: {self.decided} candidates were decided"
+                decided = self.state.budget.decided
+                self._print(f"resumed after event {event.after_seq}: {decided} candidates were decided"
                             + (f"; judging {', '.join(event.interrupted)} first (in flight at the crash)"
                                if event.interrupted else ""))
                 if event.database_damaged:
@@ -70,12 +66,8 @@ class HeadlessDisplay:
                             f"{event.flops_per_s / 1e12:.1f} TFLOP/s measured")
             case CandidateProposed():
                 self._proposed[event.candidate_id] = event
-            case ProviderCalled():
-                self.usage.add(event.usage)
             case CandidateDecided():
                 self._decided(event)
-            case BestImproved(campaign_best=True):
-                self.best = (event.speedup, event.agent_id, event.candidate_id)
             case AgentFailed():
                 self._print(f"agent {event.agent_id} failed: {event.error}"
                             + (" (relaunched)" if event.relaunch else " (not relaunched)"))
@@ -90,17 +82,14 @@ class HeadlessDisplay:
             speed += f" {event.speedup_over_baseline:6.3f}x base"
         if proposed is None or proposed.position == 0:
             self._print(f"[seed] {event.decision:<6} {speed}  {event.reason}")
-            if event.speedup:
-                self.best = (event.speedup, event.agent_id, event.candidate_id)
             return
-        self.decided += 1
         note = proposed.rationale.split(" (", 1)[0] if event.decision in ("KEEP", "ACCEPT") else event.reason
         if event.suspicious and event.decision in ("KEEP", "ACCEPT"):  # a REVERT's reason already says why
             note = f"[suspicious speedup, confirmed by a fresh child] {note}"
         gpu = f" gpu{event.gpu}" if self.devices > 1 and event.gpu is not None else ""
-        self._print(f"[{proposed.position:>4}/{self.budget}] {event.agent_id:<4} {proposed.strategy:<14} "
+        self._print(f"[{proposed.position:>4}/{self.state.budget.budget}] {event.agent_id:<4} {proposed.strategy:<14} "
                     f"{event.decision:<6} {speed}  {event.candidate_id}{gpu}  {note[:120]}")
-        if self.decided % PROGRESS_EVERY == 0:
+        if self.state.budget.decided % PROGRESS_EVERY == 0:
             self._progress()
 
     @staticmethod
@@ -110,6 +99,9 @@ class HeadlessDisplay:
             w.baseline_route not in (None, REFERENCE_ROUTE) for w in event.workloads)
 
     def _progress(self) -> None:
-        best = f"best {self.best[0]:.3f}x ({self.best[1]} {self.best[2]})" if self.best else "no best yet"
-        spent = f", {self.usage.tokens} tokens, ${self.usage.cost_usd:.2f}" if self.usage.tokens else ""
-        self._print(f"-- {self.decided}/{self.budget} decided, {best}, {time.monotonic() - self.started:.0f} s{spent}")
+        state, spent = self.state, self.state.budget
+        best = f"best {state.best.speedup:.3f}x ({state.best.agent_id} {state.best.candidate_id})" if state.best \
+            else "no best yet"
+        tokens = f", {spent.tokens} tokens, ${spent.cost_usd:.2f}" if spent.tokens else ""
+        elapsed = time.monotonic() - self.started
+        self._print(f"-- {spent.decided}/{spent.budget} decided, {best}, {elapsed:.0f} s{tokens}")

@@ -20,7 +20,7 @@ from measure import environment
 from arcengine.domain.problem import Problem, load_problem
 from arcengine.guard.child.judge import load_module
 from arcengine.guard.decision import Thresholds
-from arcengine.guard.service import Guard
+from arcengine.guard.service import GuardService
 from arcengine.recording.bus import Bus
 from arcengine.recording.logs import configure_logging
 
@@ -38,7 +38,7 @@ class GuardRuns:
 
 async def guard_times(problem: Problem, kernel: Path, device: str, repeats: int) -> GuardRuns:
     """The candidate measured in ``repeats`` fresh children."""
-    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600, baseline="off")
+    guard = GuardService(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600, baseline="off")
     await guard.profile(device)
     runs = GuardRuns()
     async with anyio.create_task_group() as workers:

@@ -24,7 +24,7 @@ from arcengine.domain.events import SEED_AGENT, CampaignStarted, CandidateDecide
 from arcengine.domain.problem import load_problem
 from arcengine.engine.config import CampaignConfig
 from arcengine.guard.decision import Thresholds
-from arcengine.guard.service import Guard
+from arcengine.guard.service import GuardService
 from arcengine.recording.bus import Bus
 from arcengine.recording.eventlog import read_events
 
@@ -70,7 +70,7 @@ async def judge_again(run_dir: Path, ids: list[str], repeats: int, device: str) 
     recorded = {e.candidate_id: e for e in events if isinstance(e, CandidateDecided)}
     incumbent_of = incumbents(events)
     thresholds = Thresholds(config.margin, config.near_band, config.suspicious_speedup)
-    guard = Guard(load_problem(started.problem), Bus(None), thresholds, seeds=config.seeds, timeout_s=600)
+    guard = GuardService(load_problem(started.problem), Bus(None), thresholds, seeds=config.seeds, timeout_s=600)
     await guard.profile(device)
     pairs: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as folder:

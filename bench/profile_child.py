@@ -22,7 +22,7 @@ from arcengine.guard.child import worker
 from arcengine.guard.child.judge import Evaluation, fork_workers, parse_spec
 from arcengine.guard.child.zygote import warm_up
 from arcengine.guard.decision import Thresholds
-from arcengine.guard.service import Guard
+from arcengine.guard.service import GuardService
 from arcengine.recording.bus import Bus
 
 
@@ -53,7 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     problem = load_problem(args.problem)
     kernel = (args.kernel or problem.seed_path).resolve()
-    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
+    guard = GuardService(problem, Bus(None), Thresholds(0.0, 0.0), seeds=5, timeout_s=600)
     guard.device = args.device
     if args.workers:
         profile_workers(args.workers, args.top)

@@ -38,7 +38,7 @@ def _events(problem_dir: Path) -> list[Event]:
         CandidateDecided(seq=3, candidate_id="c0000", agent_id=SEED_AGENT, decision="KEEP", reason="seed",
                          correct=True, speedup=0.5, device=DEVICE),
         CandidateDecided(seq=4, candidate_id="c0001", agent_id="a1", decision="KEEP", reason="faster",
-                         correct=True, speedup=2.5, device=DEVICE),
+                         correct=True, speedup=2.5, speedup_over_baseline=1.25, device=DEVICE),
         BestImproved(seq=5, agent_id="a1", candidate_id="c0001", speedup=2.5, campaign_best=True,
                      speedup_over_baseline=1.25),
     ]

@@ -3,25 +3,16 @@ every rendered time comes from event timestamps (snapshots stay deterministic)."
 
 from __future__ import annotations
 
-from arcengine_tui.state import (
-    DONE,
-    DRAFTING,
-    FAILED,
-    GUARD,
-    PROPOSING,
-    REFLECTING,
-    RELAUNCHING,
-    CampaignView,
-    CandidateView,
-    MemoryEntry,
-)
+from arcengine_tui.state import CampaignView, CandidateView, MemoryEntry
 from rich.text import Text
 
 from arcengine.domain.events import WorkloadResult
+from arcengine.domain.run import Phase
 
 DECISION_STYLES = {"KEEP": "bold green", "ACCEPT": "cyan", "REVERT": "yellow", "REJECT": "red"}
-PHASE_STYLES = {PROPOSING: "cyan", DRAFTING: "bold cyan", GUARD: "yellow", REFLECTING: "magenta",
-                RELAUNCHING: "bold yellow", FAILED: "bold red", DONE: "dim"}
+PHASE_STYLES = {Phase.PROPOSING: "cyan", Phase.DRAFTING: "bold cyan", Phase.JUDGING: "yellow",
+                Phase.REFLECTING: "magenta", Phase.RELAUNCHING: "bold yellow", Phase.EXHAUSTED: "dim yellow",
+                Phase.FAILED: "bold red", Phase.DONE: "dim"}
 DASH = "—"
 
 

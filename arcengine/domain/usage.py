@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from arcengine.domain.events import Usage
 
@@ -37,4 +37,5 @@ class UsageTotals:
         return None
 
     def as_dict(self) -> dict[str, float | int]:
-        return {**asdict(self), "cost_usd": round(self.cost_usd, 6), "latency_s": round(self.latency_s, 3)}
+        totals = {f.name: getattr(self, f.name) for f in fields(UsageTotals)}  # a subclass's own fields left out
+        return {**totals, "cost_usd": round(self.cost_usd, 6), "latency_s": round(self.latency_s, 3)}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from arcengine.domain.events import CandidateDecided, CandidateProposed, Event, ProviderCalled
+from arcengine.domain.run import Phase
 from arcengine.domain.skills import Skill
 from arcengine.guard.baseline_times import REFERENCE_ROUTE
 from arcengine.providers.base import AgentContext, Proposal, Provider, ProviderError, ProviderExhausted, Reflection
@@ -27,9 +28,8 @@ class AgentState:
     working_source: str
     plateau: int = 0
     candidates: int = 0
-    phase: str = "idle"
+    phase: Phase = Phase.STARTING
     last_feedback: str | None = None
-    exhausted: bool = False
 
     @classmethod
     def from_seed(cls, source: str, speedup: float | None) -> AgentState:
@@ -124,18 +124,17 @@ class Agent:
                 if self.holding_position:  # the step ended before it took a candidate number
                     host.release_position()
                     self.holding_position = False
-            if self.state.exhausted:
+            if self.state.phase == Phase.EXHAUSTED:
                 return
-        self.state.phase = "done"
+        self.state.phase = Phase.DONE
 
     async def step(self, host: AgentHost) -> None:
         context = host.context(self)
-        self.state.phase = "drafting" if context.drafting else "proposing"
+        self.state.phase = Phase.DRAFTING if context.drafting else Phase.PROPOSING
         try:
             proposal = await self.provider.propose(context)
-        except ProviderExhausted as error:
-            self.state.exhausted = True
-            self.state.phase = f"exhausted: {error}"
+        except ProviderExhausted:
+            self.state.phase = Phase.EXHAUSTED
             return
         except ProviderError as error:
             proposal = Proposal(source="", strategy=self.strategy.name, rationale=str(error),
@@ -162,16 +161,16 @@ class Agent:
 
     async def _conclude(self, host: AgentHost, context: AgentContext, candidate_id: str,
                         proposal: Proposal) -> None:
-        self.state.phase = "waiting for the guard"
+        self.state.phase = Phase.JUDGING
         decided = await host.judge(self, candidate_id, proposal)
         self.state.apply(candidate_id, proposal.source, decided)
         self.write_files(host)
         shown = visible_decision(decided, host.held_out_values)  # all that the provider may learn of it
         self.state.last_feedback = feedback(candidate_id, proposal, shown)
-        self.state.phase = "reflecting"
+        self.state.phase = Phase.REFLECTING
         await self._reflect(host, context, proposal, shown)
         await host.after_decision(self, decided)
-        self.state.phase = "idle"
+        self.state.phase = Phase.PROPOSING  # between steps: its next one asks the provider
 
     def write_files(self, host: AgentHost) -> None:
         """The agent's working and best kernels on disk, for the user to look at (rewritten only on change)."""

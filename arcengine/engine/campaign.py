@@ -8,7 +8,6 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,15 +32,16 @@ from arcengine.domain.events import (
     ProviderCalled,
 )
 from arcengine.domain.problem import Problem, load_problem
+from arcengine.domain.run import Phase, RunState, plateau_reached
 from arcengine.domain.skills import Skill, load_skills, strategies_for
 from arcengine.domain.tunables import read_tunables
-from arcengine.domain.usage import UsageTotals
 from arcengine.engine.agent import Agent, AgentState
 from arcengine.engine.config import CampaignConfig
 from arcengine.engine.history import History, load_history
 from arcengine.engine.memory import Memory
 from arcengine.guard.decision import Thresholds
-from arcengine.guard.service import Guard
+from arcengine.guard.interface import Guard
+from arcengine.guard.service import GuardService
 from arcengine.providers import create_provider
 from arcengine.providers.base import (
     AgentContext,
@@ -73,22 +73,6 @@ class Display(Protocol):
     """What the engine feeds: a headless printer or the TUI. The engine never imports Textual."""
 
     async def on_event(self, event: Event) -> None: ...
-
-
-@dataclass
-class Best:
-    agent_id: str
-    candidate_id: str
-    speedup: float
-    over_baseline: float | None = None
-
-    @classmethod
-    def of(cls, decided: CandidateDecided) -> Best:
-        return cls(decided.agent_id, decided.candidate_id, decided.speedup or 0.0, decided.speedup_over_baseline)
-
-    def reached(self, target: float, against: str) -> bool:
-        figure = self.over_baseline if against == "baseline" else self.speedup
-        return figure is not None and figure >= target
 
 
 def new_campaign_id(problem: str) -> str:
@@ -137,14 +121,11 @@ class Campaign:
             config.model, seed=config.rng_seed, base_url=config.base_url, concurrency=config.provider_concurrency,
             timeout_s=config.provider_timeout_s, max_retries=config.provider_retries,
             prices=PriceTable.with_overrides(config.prices))
-        self.usage = UsageTotals()
         self.last_agent_error: str | None = None
         self.guard_factory = guard_factory  # a replay answers from a recording instead of guard children
         self.agents: list[Agent] = []
-        self.best: Best | None = None
-        self.seed_speedup: float | None = None
+        self.state = RunState()  # the log's facts as they arrive: counts, spending, the best, each agent's plateau
         self.stop_reason: str | None = None
-        self.decisions: dict[str, int] = dict.fromkeys(DECISIONS, 0)
         self._proposed = 0
         self._reserved = 0
         self._started = time.monotonic()
@@ -291,14 +272,14 @@ class Campaign:
         self.bus = Bus(writer, first_seq=history.last_seq + 1 if history else 1)
         self.bus.subscribe_lines(self.store.apply_lines)
         self.bus.subscribe(self.memory.apply)
-        self.bus.subscribe(self._count)
+        self.bus.subscribe(self._fold)
         if self.display is not None:
             restore = getattr(self.display, "restore", None)
             if history is not None and restore is not None:  # show the whole campaign, its past too
                 await restore(history.events)
             self.bus.subscribe(self.display.on_event)
         thresholds = Thresholds(self.config.margin, self.config.near_band, self.config.suspicious_speedup)
-        self.guard = self.guard_factory(self) if self.guard_factory else Guard(
+        self.guard = self.guard_factory(self) if self.guard_factory else GuardService(
             self.problem, self.bus, thresholds,
             seeds=self.config.seeds, timeout_s=self.config.candidate_timeout_s, rng_seed=self.config.rng_seed,
             cache_dir=self.run_dir / "kernel-cache", memory_limit_gib=self.config.child_memory_gib,
@@ -343,16 +324,8 @@ class Campaign:
         for event in history.events:
             await self.memory.apply(event)
         self._proposed = history.positions
-        self.decisions.update(history.decisions)
-        self.usage = history.usage
+        self.state.apply_all(history.events)
         self._started -= history.elapsed_s
-        seed = history.seed_decided
-        if seed is not None and seed.decision == "KEEP":
-            self.seed_speedup = seed.speedup
-            self.best = Best.of(seed)
-        for event in history.events:
-            if isinstance(event, BestImproved) and event.campaign_best:
-                self.best = Best(event.agent_id, event.candidate_id, event.speedup, event.speedup_over_baseline)
 
     async def _run(self) -> None:
         config = self.config
@@ -390,11 +363,11 @@ class Campaign:
         if self.stop_reason is None:
             if self._proposed >= (self.share * config.agents if config.split_budget else config.budget):
                 self.stop_reason = "candidate budget spent"
-            elif self.agents and all(a.state.phase == "dead" for a in self.agents):
+            elif self.agents and all(a.state.phase == Phase.FAILED for a in self.agents):
                 self.stop_reason = f"every agent failed (last: {self.last_agent_error})"
             else:
                 self.stop_reason = "every agent's search is exhausted"
-        best = self.best
+        best = self.state.best
         await self.bus.publish(CampaignStopped(
             reason=self.stop_reason, candidates=self._proposed,
             best_candidate_id=best.candidate_id if best else None, best_speedup=best.speedup if best else None))
@@ -414,8 +387,6 @@ class Campaign:
             await self.bus.publish(CampaignStopped(reason=self.stop_reason, candidates=0,
                                                    best_candidate_id=None, best_speedup=None))
             return False
-        self.seed_speedup = decided.speedup
-        self.best = Best.of(decided)
         self._write_best(source)
         return True
 
@@ -432,7 +403,7 @@ class Campaign:
                                  self.config.agents, self.config.model.partition(":")[0])
 
     def _fresh_agent(self, number: int, strategy: Skill, seed_source: str) -> Agent:
-        state = AgentState.from_seed(seed_source, self.seed_speedup)
+        state = AgentState.from_seed(seed_source, self.state.seed_speedup)
         return Agent(f"a{number}", strategy, self.provider, self.run_dir / "agents" / f"a{number}", state)
 
     async def _restart_agents(self, history: History) -> bool:
@@ -459,8 +430,8 @@ class Campaign:
             restore(history.events)
         for keep in history.unannounced_keeps:  # the crash fell between a KEEP and its announcement
             await self.after_decision(next(a for a in self.agents if a.id == keep.agent_id), keep)
-        if self.best is not None:
-            self._write_best(history.sources.get(self.best.candidate_id, seed_source))
+        if self.state.best is not None:
+            self._write_best(history.sources.get(self.state.best.candidate_id, seed_source))
         return True
 
     async def _supervise(self, agent: Agent) -> None:
@@ -477,7 +448,7 @@ class Campaign:
                 raise  # nothing can be recorded: the whole campaign stops
             except ProviderFatal as error:
                 self.stop(f"provider error: {error}")
-                agent.state.phase = "dead"
+                agent.state.phase = Phase.FAILED
                 await self.bus.publish(AgentFailed(agent_id=agent.id, error=str(error), relaunch=False))
                 return
             except Exception as error:  # an agent's bug or a provider outage must not end the campaign
@@ -490,29 +461,25 @@ class Campaign:
                 await self.bus.publish(AgentFailed(agent_id=agent.id, error=self.last_agent_error,
                                                    relaunch=relaunch))
                 if not relaunch:
-                    agent.state.phase = "dead"
+                    agent.state.phase = Phase.FAILED
                     return
                 failures += 1
-                agent.state.phase = "relaunching"
+                agent.state.phase = Phase.RELAUNCHING
                 await anyio.sleep(min(RELAUNCH_PAUSE_S * 2 ** (failures - 1), 60.0))
 
     async def after_decision(self, agent: Agent, decided: CandidateDecided) -> None:
+        run, config = self.state, self.config
         if decided.decision == "KEEP" and decided.speedup is not None:
             self._post_best(agent)  # the agent's best moved
-            improved = self.best is None or decided.speedup > self.best.speedup
-            if improved:
-                self.best = Best.of(decided)
+            if run.best is not None and run.best.candidate_id == decided.candidate_id:  # still the campaign's best
                 self._write_best(agent.state.best_source)
             await self.bus.publish(BestImproved(agent_id=agent.id, candidate_id=decided.candidate_id,
-                                                speedup=decided.speedup, campaign_best=improved,
+                                                speedup=decided.speedup, campaign_best=run.raised(decided.candidate_id),
                                                 speedup_over_baseline=decided.speedup_over_baseline))
-        config = self.config
-        if config.target_speedup and self.best and self.best.reached(config.target_speedup, config.target_against):
+        if config.target_speedup and run.best and run.best.reached(config.target_speedup, config.target_against):
             self.stop(f"target speedup {config.target_speedup}x over the {config.target_against} reached")
-        if config.plateau:  # every agent is looked at after every decision: only when there is a plateau to reach
-            live = [a for a in self.agents if a.state.phase not in ("dead", "done") and not a.state.exhausted]
-            if live and all(a.state.plateau >= config.plateau for a in live):
-                self.stop(f"plateau: every agent went {config.plateau} candidates without a KEEP")
+        if config.plateau and plateau_reached([(a.state.phase, a.state.plateau) for a in self.agents], config.plateau):
+            self.stop(f"plateau: every agent went {config.plateau} candidates without a KEEP")
 
     def stop(self, reason: str) -> None:
         if self.stop_reason is None:
@@ -521,17 +488,15 @@ class Campaign:
     def _write_best(self, source: str) -> None:
         self.files.put(self.run_dir / "best.py", source, atomic=True)
 
-    async def _count(self, event: Event) -> None:
-        if isinstance(event, CandidateDecided) and event.agent_id != SEED_AGENT:
-            self.decisions[event.decision] += 1
-        elif isinstance(event, ProviderCalled):
-            self.usage.add(event.usage)
-            spent = self.usage.over_budget(self.config.max_tokens, self.config.max_cost_usd)
+    async def _fold(self, event: Event) -> None:
+        self.state.apply(event)
+        if isinstance(event, ProviderCalled):
+            spent = self.state.budget.over_budget(self.config.max_tokens, self.config.max_cost_usd)
             if spent is not None:
                 self.stop(spent)
 
     def summary(self) -> dict[str, Any]:
-        best = self.best
+        best, run = self.state.best, self.state
         return {
             "run_dir": str(self.run_dir),
             "problem": self.problem.name,
@@ -539,14 +504,14 @@ class Campaign:
             "device": self.guard.device,
             "gpus": [slot.gpu for slot in self.guard.slots if slot.gpu is not None],
             "candidates": self._proposed,
-            "decisions": dict(self.decisions),
+            "decisions": {decision: run.decisions.get(decision, 0) for decision in DECISIONS},
             "best": {"speedup": best.speedup, "speedup_over_baseline": best.over_baseline, "agent": best.agent_id,
                      "candidate": best.candidate_id} if best else None,
-            "seed_speedup": self.seed_speedup,
-            "best_over_seed": best.speedup / self.seed_speedup if best and self.seed_speedup else None,
+            "seed_speedup": run.seed_speedup,
+            "best_over_seed": best.speedup / run.seed_speedup if best and run.seed_speedup else None,
             "stop_reason": self.stop_reason,
             "provider": self.provider.name,
-            "usage": self.usage.as_dict(),
+            "usage": run.budget.as_dict(),
             "cost_known": getattr(self.provider, "priced", True),
             "elapsed_s": round(time.monotonic() - self._started, 1),
             "agents": [{"id": a.id, "strategy": a.strategy.name, "candidates": a.state.candidates,

@@ -1,11 +1,11 @@
 """What a run folder's event log says about a campaign that stopped without finishing (killed, crashed, power
-lost): the state ``run --resume`` continues from. The log is the source of truth; a last line cut by the crash
-is ignored, damage anywhere else is an error.
+lost): what ``run --resume`` needs beyond the run's fold (arcengine.domain.run): each agent's working and best
+kernels, what was in flight, the KEEPs a crash left unannounced. The log is the source of truth; a last line cut
+by the crash is ignored, damage anywhere else is an error.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,9 +19,7 @@ from arcengine.domain.events import (
     CandidateDecided,
     CandidateProposed,
     Event,
-    ProviderCalled,
 )
-from arcengine.domain.usage import UsageTotals
 from arcengine.engine.agent import AgentState
 from arcengine.recording.eventlog import EventLogError, read_events
 
@@ -46,8 +44,6 @@ class History:
     seed_decided: CandidateDecided | None = None
     agents: dict[str, AgentHistory] = field(default_factory=dict)
     positions: int = 0  # candidate positions used (the highest position proposed)
-    decisions: Counter[str] = field(default_factory=Counter)
-    usage: UsageTotals = field(default_factory=UsageTotals)
     unannounced_keeps: list[CandidateDecided] = field(default_factory=list)  # a crash came before BestImproved
     sources: dict[str, str] = field(default_factory=dict)  # every candidate's source, by id
 
@@ -87,8 +83,6 @@ def _fold(history: History) -> None:
         match event:
             case AgentStarted() if event.agent_id not in history.agents:
                 history.agents[event.agent_id] = AgentHistory(event.strategy, _initial_state(history))
-            case ProviderCalled():
-                history.usage.add(event.usage)
             case CandidateProposed() if event.agent_id == SEED_AGENT:
                 history.seed_proposed = event
                 history.sources[event.candidate_id] = event.source
@@ -102,7 +96,6 @@ def _fold(history: History) -> None:
             case CandidateDecided() if event.agent_id == SEED_AGENT:
                 history.seed_decided = event  # agents start after it, from the seed
             case CandidateDecided() if event.candidate_id in proposed:
-                history.decisions[event.decision] += 1
                 source = proposed.pop(event.candidate_id).source
                 agent = history.agents.get(event.agent_id)
                 if agent is not None:

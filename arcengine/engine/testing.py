@@ -30,7 +30,7 @@ from arcengine.domain.events import (
 from arcengine.domain.problem import Problem
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.sandbox import ChildLauncher
-from arcengine.guard.service import Guard, Job, Slot, Worker
+from arcengine.guard.service import GuardService, Job, Slot, Worker
 from arcengine.providers.base import AgentContext, Proposal, Reflection
 from arcengine.recording.bus import Bus
 
@@ -77,13 +77,15 @@ class SyntheticProvider:
                           reflection=decided.reason)
 
 
-class StubGuard(Guard):
+class StubGuard(GuardService):
     """The real guard's gate, queue, workers and fairness, with the child replaced by a decision from the stated
     speeds after an optional random pause (``delay_s``: low and high seconds)."""
 
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds | None = None,
                  delay_s: tuple[float, float] = (0.0, 0.0), seed: int = 0) -> None:
-        super().__init__(problem, bus, thresholds or Thresholds(0.02, 0.05), seeds=1, timeout_s=1.0)
+        # never asked for a child: no warm parent to start
+        super().__init__(problem, bus, thresholds or Thresholds(0.02, 0.05), seeds=1, timeout_s=1.0,
+                         launcher=lambda: ChildLauncher(use_zygote=False))
         self.delay_s = delay_s
         self._rng = random.Random(seed)
         self._speeds: dict[Path, float] = {}  # by candidate file: no file is read back while judging
@@ -102,9 +104,6 @@ class StubGuard(Guard):
 
     async def _file_written(self, job: Job) -> None:
         """No child loads the file (the speed comes with the submission), so the guard does not wait for the disk."""
-
-    def launcher(self) -> ChildLauncher:
-        return ChildLauncher(use_zygote=False)  # never asked for a child: no warm parent to start
 
     def _speed(self, path: Path) -> float:
         if path not in self._speeds:  # judged before a crash: read it back

@@ -9,6 +9,7 @@ import asyncio
 import itertools
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,12 +106,14 @@ class Worker:
     turns: DeviceTurns | None = None  # pipelined: children prepare at once and use the device in turns
 
 
-class Guard:
+class GuardService:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
                  timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None,
                  memory_limit_gib: float | None = None, pipeline: bool = False,
-                 baseline: BaselineMode = "once") -> None:
+                 baseline: BaselineMode = "once", launcher: Callable[[], ChildLauncher] | None = None) -> None:
         self.problem = problem
+        # A worker's source of children: a warm parent for this device (a test schedules on fake devices instead).
+        self.new_launcher = launcher or self._device_launcher
         self.baseline_mode = baseline  # when children time the baseline (see arcengine.guard.baseline_times)
         # A child whose resident memory passes this is killed (and fails with that reason).
         self.memory_limit = int(memory_limit_gib * 2**30) if memory_limit_gib else default_memory_limit()
@@ -203,15 +206,14 @@ class Guard:
             for slot in self.slots or [Slot(None, {})]:
                 workers.start_soon(self._work_on, slot)
 
-    def launcher(self) -> ChildLauncher:
-        """A worker's source of children (tests replace it to schedule on fake devices)."""
+    def _device_launcher(self) -> ChildLauncher:
         return ChildLauncher(self.device, memory_limit=self.memory_limit)
 
     async def _work_on(self, slot: Slot) -> None:
         # Pipelined on a GPU: one lane's child is checked and timed while the other's prepares. Not on the CPU,
         # where a child preparing would take the cores the timed one measures on.
         lanes = PIPELINE_LANES if self.pipeline and self.device == "cuda" else 1
-        async with self.launcher() as launcher:
+        async with self.new_launcher() as launcher:
             # With several GPUs, every worker's warm parent starts now, side by side: started with its GPU's first
             # candidate, it would keep that GPU idle for the seconds its imports take while candidates wait.
             if len(self.slots) > 1:

@@ -12,7 +12,7 @@ from arcengine.domain.problem import Problem
 from arcengine.guard.baseline_times import REFERENCE_ROUTE, BaselineMode
 from arcengine.guard.decision import PASSING, SUSPICIOUS_SPEEDUP, Thresholds
 from arcengine.guard.gate import check_source
-from arcengine.guard.service import Guard
+from arcengine.guard.service import GuardService
 from arcengine.recording.bus import Bus
 
 
@@ -22,7 +22,7 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
                         baseline: BaselineMode = "every") -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference (and the baseline, timed in the same rounds), and
     the device kind it ran on."""
-    guard = Guard(problem, Bus(None), Thresholds(0.0, 0.0, suspicious_speedup), seeds=seeds, timeout_s=timeout_s,
+    guard = GuardService(problem, Bus(None), Thresholds(0.0, 0.0, suspicious_speedup), seeds=seeds, timeout_s=timeout_s,
                   memory_limit_gib=memory_limit_gib, baseline=baseline)
     source = candidate.read_text(encoding="utf-8")
     submission = {"candidate_id": candidate.stem, "agent_id": "eval", "source": source,

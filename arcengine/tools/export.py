@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from arcengine.domain.errors import UserError
-from arcengine.domain.events import BestImproved, CampaignStarted, CandidateDecided, Event
+from arcengine.domain.events import CampaignStarted, CandidateDecided, Event
 from arcengine.domain.problem import Problem, ProblemError, load_problem
+from arcengine.domain.run import RunState
 from arcengine.recording.eventlog import EventLogError, read_events
 
 FORMATS = ("python", "kernelbench", "flashinfer")
@@ -103,16 +104,12 @@ def _load_events(path: Path) -> list[Event]:
 
 
 def _best_candidate(events: list[Event]) -> tuple[str | None, float | None, float | None]:
-    """The campaign's best and its speedups over the reference and the baseline: its last campaign-best
-    BestImproved, else its fastest KEEP (the seed's, say)."""
-    improved = [e for e in events if isinstance(e, BestImproved) and e.campaign_best]
-    if improved:
-        return improved[-1].candidate_id, improved[-1].speedup, improved[-1].speedup_over_baseline
-    keeps = [e for e in events if isinstance(e, CandidateDecided) and e.decision == "KEEP"]
-    if not keeps:
-        return None, None, None
-    best = max(keeps, key=lambda e: e.speedup if e.speedup is not None else float("-inf"))
-    return best.candidate_id, best.speedup, best.speedup_over_baseline
+    """The campaign's best (arcengine.domain.run's one rule) and its speedups over the reference and the
+    baseline."""
+    run = RunState()
+    run.apply_all(events)
+    best = run.best
+    return (best.candidate_id, best.speedup, best.over_baseline) if best else (None, None, None)
 
 
 def _device_name(events: list[Event], candidate_id: str | None, fallback: str) -> str:

@@ -14,22 +14,25 @@ from typing import Any
 import anyio
 
 from arcengine.domain.events import SEED_AGENT, CandidateDecided, DeviceProfiled
-from arcengine.domain.problem import Problem
+from arcengine.domain.problem import Problem, Workload
 from arcengine.engine.campaign import Campaign, Display
 from arcengine.engine.config import CampaignConfig
-from arcengine.guard.decision import Thresholds
-from arcengine.guard.service import Guard
+from arcengine.guard.interface import Guard
+from arcengine.guard.service import Slot
 from arcengine.providers.replay import ReplayProvider
 from arcengine.recording.bus import Bus
 from arcengine.recording.recorded import Recording, read_recording
 
 
-class RecordedGuard(Guard):
-    """The guard's interface, answered from the recording: each agent's n-th submission gets that agent's n-th
-    recorded decision, provided it is the same candidate source; the first mismatch stops the replay."""
+class RecordedGuard:
+    """The guard's interface (arcengine.guard.interface), answered from the recording: each agent's n-th submission
+    gets that agent's n-th recorded decision, provided it is the same candidate source; the first mismatch stops
+    the replay."""
 
     def __init__(self, problem: Problem, bus: Bus, recording: Recording, speed: float | None = None) -> None:
-        super().__init__(problem, bus, Thresholds(0.0, 0.0), seeds=1, timeout_s=1.0)
+        self.problem, self.bus = problem, bus
+        self.device = recording.device
+        self.slots: list[Slot] = []
         self.recording = recording
         self.speed = speed
         self.pending = {agent: deque(steps) for agent, steps in recording.steps.items()}
@@ -41,6 +44,10 @@ class RecordedGuard(Guard):
         profiled = self.recording.profiled or [DeviceProfiled(device={"kind": "cpu"}, bandwidth_bytes_per_s=1.0,
                                                               flops_per_s=1.0)]
         return [await self.bus.publish(event) for event in profiled]  # type: ignore[misc]
+
+    @property
+    def workloads(self) -> list[Workload]:
+        return self.problem.workloads_for(self.device)
 
     async def work(self) -> None:
         await anyio.sleep_forever()  # nothing to drain: answers come straight from the recording

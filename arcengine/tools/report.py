@@ -32,10 +32,9 @@ from arcengine.domain.events import (
     CandidateProposed,
     DeviceProfiled,
     Event,
-    ProviderCalled,
     WorkloadResult,
 )
-from arcengine.domain.usage import UsageTotals
+from arcengine.domain.run import RunState
 from arcengine.engine.config import CampaignConfig
 from arcengine.recording.eventlog import EventLogError, read_events
 
@@ -174,9 +173,11 @@ def summarise_run(run_dir: Path) -> RunSummary:
     events = load_events(run_dir)
     started = _campaign_started(events, run_dir)
     decided = [e for e in events if isinstance(e, CandidateDecided)]
-    best = best_keep(decided)
+    run = RunState()  # the one rule for the best, as the campaign applied it
+    run.apply_all(events)
+    best = next(d for d in decided if d.candidate_id == run.best.candidate_id) if run.best else None
     agents = [d for d in decided if d.agent_id != SEED_AGENT]
-    usage = _usage(events)
+    usage = run.budget
     return RunSummary(
         run_dir=run_dir,
         campaign_id=started.campaign_id,
@@ -219,12 +220,6 @@ def _campaign_started(events: list[Event], run_dir: Path) -> CampaignStarted:
     if started is None:
         raise ReportError(f"{run_dir / 'events.jsonl'} records no campaign (no campaign_started event)")
     return started
-
-
-def best_keep(decided: Iterable[CandidateDecided]) -> CandidateDecided | None:
-    """The campaign's best: the fastest KEEP (the seed's included), the earliest one on a tie as the campaign does."""
-    keeps = [d for d in decided if d.decision == "KEEP" and d.speedup is not None]
-    return max(keeps, key=lambda d: d.speedup or 0.0) if keeps else None
 
 
 def decision_counts(decided: Iterable[CandidateDecided]) -> dict[str, int]:
@@ -276,14 +271,6 @@ def _stop_reason(events: list[Event]) -> str | None:
     """Why the campaign stopped; None when the log has no stop (the run is live or crashed)."""
     stops = [e for e in events if isinstance(e, CampaignStopped)]
     return stops[-1].reason if stops else None
-
-
-def _usage(events: list[Event]) -> UsageTotals:
-    totals = UsageTotals()
-    for event in events:
-        if isinstance(event, ProviderCalled):
-            totals.add(event.usage)
-    return totals
 
 
 # ---------------------------------------------------------------- across runs

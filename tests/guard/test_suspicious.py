@@ -13,7 +13,7 @@ import pytest
 from arcengine.domain.events import CandidateDecided
 from arcengine.guard.decision import SUSPICIOUS_SPEEDUP, Ceilings, Thresholds, judge
 from arcengine.guard.sandbox import ChildOutcome
-from arcengine.guard.service import Guard, Slot
+from arcengine.guard.service import GuardService, Slot
 from arcengine.guard.turns import DeviceTurns
 from arcengine.recording.bus import Bus
 from arcengine.tools.evaluate import verdict_json
@@ -61,9 +61,8 @@ class CannedChildren(FakeLauncher):
 
 async def decide(tmp_path: Path, children: CannedChildren, *, incumbent: bool,
                  thresholds: Thresholds = THRESHOLDS) -> CandidateDecided:
-    guard = Guard(PROBLEM, Bus(None), thresholds, seeds=1, timeout_s=10.0)
+    guard = GuardService(PROBLEM, Bus(None), thresholds, seeds=1, timeout_s=10.0, launcher=children.launcher)
     guard.device, guard.slots = "cpu", [Slot(None, PROFILE)]
-    guard.launcher = children.launcher  # type: ignore[method-assign]
     async with anyio.create_task_group() as group:
         group.start_soon(guard.work)
         decided = await guard.submit(candidate_id="c1", agent_id="a1", source="def run(x):\n    return x\n",

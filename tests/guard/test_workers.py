@@ -17,7 +17,7 @@ from arcengine.domain.problem import load_problem
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
 from arcengine.guard.sandbox import ChildOutcome
-from arcengine.guard.service import Guard, GuardError, Slot
+from arcengine.guard.service import GuardError, GuardService, Slot
 from arcengine.guard.turns import DeviceTurns
 from arcengine.recording.bus import Bus
 from tests.guard.fakes import FakeLauncher
@@ -51,8 +51,9 @@ def test_a_child_is_pinned_through_the_users_own_visible_devices(monkeypatch: py
     assert pinned_environment(1) == {"CUDA_VISIBLE_DEVICES": "GPU-5d3c"}
 
 
-def _guard(slots: list[Slot], device: str = "cuda") -> Guard:
-    guard = Guard(load_problem("rmsnorm"), Bus(None), Thresholds(0.02, 0.05), seeds=1, timeout_s=120.0)
+def _guard(slots: list[Slot], device: str = "cuda", devices: FakeDevices | None = None) -> GuardService:
+    guard = GuardService(load_problem("rmsnorm"), Bus(None), Thresholds(0.02, 0.05), seeds=1, timeout_s=120.0,
+                         launcher=devices.launcher if devices else None)
     guard.device, guard.slots = device, slots
     return guard
 
@@ -95,9 +96,8 @@ class FakeDevices(FakeLauncher):
 
 
 async def test_every_gpu_works_while_candidates_wait_and_agents_take_turns(tmp_path: Path) -> None:
-    guard = _guard([Slot(0, FAKE_PROFILE), Slot(1, FAKE_PROFILE)])
     devices = FakeDevices()
-    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    guard = _guard([Slot(0, FAKE_PROFILE), Slot(1, FAKE_PROFILE)], devices=devices)
     decided: dict[str, CandidateDecided] = {}
     submissions = [(agent, n) for n in range(3) for agent in ("a1", "a2", "a3")]  # 9 candidates
 
@@ -177,9 +177,8 @@ async def test_two_workers_judge_real_children_each_pinned_to_its_device(tmp_pat
 
 async def test_a_worker_starts_a_candidate_only_once_its_file_is_written(tmp_path: Path) -> None:
     """The file is written while the candidate waits in the queue; the child must not load it before."""
-    guard = _guard([Slot(0, FAKE_PROFILE)])
     devices = FakeDevices()
-    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    guard = _guard([Slot(0, FAKE_PROFILE)], devices=devices)
     written = anyio.Event()
     decided: list[CandidateDecided] = []
 
@@ -203,10 +202,9 @@ async def test_a_worker_starts_a_candidate_only_once_its_file_is_written(tmp_pat
 
 
 async def test_pipelined_the_next_child_prepares_while_one_holds_the_gpu(tmp_path: Path) -> None:
-    guard = _guard([Slot(0, FAKE_PROFILE)])
-    guard.pipeline = True
     devices = FakeDevices()
-    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    guard = _guard([Slot(0, FAKE_PROFILE)], devices=devices)
+    guard.pipeline = True
     decided: list[str] = []
 
     async def submit(stem: str) -> None:
@@ -236,9 +234,8 @@ async def test_pipelined_the_next_child_prepares_while_one_holds_the_gpu(tmp_pat
 
 
 async def test_without_the_pipeline_one_child_at_a_time(tmp_path: Path) -> None:
-    guard = _guard([Slot(0, FAKE_PROFILE)])  # the default
     devices = FakeDevices()
-    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    guard = _guard([Slot(0, FAKE_PROFILE)], devices=devices)  # the default
     async with anyio.create_task_group() as group:
         group.start_soon(guard.work)
         for stem in ("c1", "c2"):
@@ -267,10 +264,9 @@ class HeldLog:
 async def test_the_worker_goes_on_while_a_decision_is_logged_and_no_agent_holds_it_before(tmp_path: Path) -> None:
     """The device never waits on the log, and a decision reaches its agent only once it is in the log."""
     log = HeldLog(tmp_path / "events.jsonl")
-    guard = _guard([Slot(0, FAKE_PROFILE)])
-    guard.bus = Bus(log)  # type: ignore[arg-type]
     devices = FakeDevices()
-    guard.launcher = devices.launcher  # type: ignore[method-assign]
+    guard = _guard([Slot(0, FAKE_PROFILE)], devices=devices)
+    guard.bus = Bus(log)  # type: ignore[arg-type]
     held: dict[str, list[str]] = {}  # by candidate: what the log held when its agent got the decision
 
     async def submit(stem: str) -> None:

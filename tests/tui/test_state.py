@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from arcengine_tui import render
-from arcengine_tui.state import DONE, DRAFTING, FAILED, GUARD, PROPOSING, REFLECTING, RELAUNCHING, CampaignView
+from arcengine_tui.state import CampaignView
 
 from arcengine.domain.events import (
     AgentFailed,
@@ -17,6 +17,7 @@ from arcengine.domain.events import (
     Event,
     MemoryRecorded,
 )
+from arcengine.domain.run import Phase
 from tests.tui.campaign_log import BUDGET, T0, campaign_events, number, stop_events
 
 
@@ -68,22 +69,23 @@ def test_agents(events: list[Event]) -> None:
     # REVERT, REJECT, REVERT: REJECT leaves the plateau count alone, as in the engine
     assert (a2.candidates, a2.decisions, a2.plateau) == (3, {"REVERT": 2, "REJECT": 1}, 2)
     assert a2.best_speedup is None and a2.best_candidate_id is None
-    assert a1.phase == a2.phase == PROPOSING
+    assert a1.phase == a2.phase == Phase.PROPOSING
 
 
 def test_phases_follow_the_events(events: list[Event]) -> None:
     def phase_after(found: Callable[[Event], bool], agent: str = "a1") -> str:
         return fold(upto(events, found)).agents[agent].phase
 
-    assert phase_after(lambda e: isinstance(e, AgentStarted) and e.agent_id == "a1") == PROPOSING
-    assert phase_after(lambda e: isinstance(e, CandidateProposed) and e.candidate_id == "c0001") == GUARD
-    assert phase_after(lambda e: isinstance(e, CandidateDecided) and e.candidate_id == "c0001") == REFLECTING
-    assert phase_after(lambda e: isinstance(e, MemoryRecorded) and e.entry_id == "m1") == PROPOSING
-    assert phase_after(lambda e: isinstance(e, CandidateDecided) and e.candidate_id == "c0002", "a2") == REFLECTING
-    assert phase_after(lambda e: isinstance(e, CandidateDecided) and e.candidate_id == "c0004", "a2") == PROPOSING
+    assert phase_after(lambda e: isinstance(e, AgentStarted) and e.agent_id == "a1") == Phase.PROPOSING
+    assert phase_after(lambda e: isinstance(e, CandidateProposed) and e.candidate_id == "c0001") == Phase.JUDGING
+    assert phase_after(lambda e: isinstance(e, CandidateDecided) and e.candidate_id == "c0001") == Phase.REFLECTING
+    assert phase_after(lambda e: isinstance(e, MemoryRecorded) and e.entry_id == "m1") == Phase.PROPOSING
+    second = phase_after(lambda e: isinstance(e, CandidateDecided) and e.candidate_id == "c0002", "a2")
+    assert second == Phase.REFLECTING
+    assert phase_after(lambda e: isinstance(e, CandidateDecided) and e.candidate_id == "c0004", "a2") == Phase.PROPOSING
     stopped = fold(events + stop_events(len(events) + 1))
     assert stopped.status == "stopped" and stopped.stop_reason == "candidate budget spent"
-    assert {a.phase for a in stopped.agents.values()} == {DONE}
+    assert {a.phase for a in stopped.agents.values()} == {Phase.DONE}
 
 
 def test_leaderboard_feed_and_trajectory(events: list[Event]) -> None:
@@ -143,7 +145,7 @@ def test_a_candidate_at_the_guard_is_undecided(events: list[Event]) -> None:
     view = fold(upto(events, lambda e: isinstance(e, CandidateProposed) and e.candidate_id == "c0005"))
     c5 = view.candidates["c0005"]
     assert not c5.decided and c5.decision is None and c5.verdict is None and c5.source
-    assert view.agents["a2"].phase == GUARD
+    assert view.agents["a2"].phase == Phase.JUDGING
 
 
 def test_applying_an_event_twice_changes_nothing(events: list[Event]) -> None:
@@ -180,7 +182,7 @@ def test_an_agent_on_a_plateau_drafts() -> None:
               proposed("c0001", "a1", 1), decided("c0001", "a1", "ACCEPT"),
               proposed("c0002", "a1", 2), decided("c0002", "a1", "ACCEPT")]
     view = fold(events)
-    assert view.agents["a1"].plateau == 2 and view.agents["a1"].phase == DRAFTING
+    assert view.agents["a1"].plateau == 2 and view.agents["a1"].phase == Phase.DRAFTING
     view.apply(proposed("c0003", "a1", 3))
     view.apply(decided("c0003", "a1", "KEEP", 2.5))
     assert view.agents["a1"].plateau == 0
@@ -197,23 +199,23 @@ def test_a_keep_below_the_campaign_best_is_not_a_new_best() -> None:
 
 def test_agents_without_a_position_are_done_when_the_budget_is_spent() -> None:
     view = fold([*small_campaign(budget=2), proposed("c0001", "a1", 1)])
-    assert view.agents["a2"].phase == PROPOSING
+    assert view.agents["a2"].phase == Phase.PROPOSING
     view.apply(proposed("c0002", "a2", 2))
     view.apply(decided("c0001", "a1", "REJECT"))
-    assert view.agents["a1"].phase == DONE
-    assert view.agents["a2"].phase == GUARD  # still has its candidate at the guard
+    assert view.agents["a1"].phase == Phase.DONE
+    assert view.agents["a2"].phase == Phase.JUDGING  # still has its candidate at the guard
     view.apply(decided("c0002", "a2", "ACCEPT"))
-    assert view.agents["a2"].phase == DONE
+    assert view.agents["a2"].phase == Phase.DONE
 
 
 def test_agent_failures() -> None:
     view = fold([*small_campaign(), AgentFailed(agent_id="a1", error="boom", relaunch=True),
                  AgentFailed(agent_id="a2", error="fatal", relaunch=False)])
     a1, a2 = view.agents["a1"], view.agents["a2"]
-    assert (a1.phase, a1.failures, a1.last_error) == (RELAUNCHING, 1, "boom")
-    assert a2.phase == FAILED
+    assert (a1.phase, a1.failures, a1.last_error) == (Phase.RELAUNCHING, 1, "boom")
+    assert a2.phase == Phase.FAILED
     view.apply(number(stop_events(1), 100)[0])
-    assert (view.agents["a1"].phase, view.agents["a2"].phase) == (DONE, FAILED)
+    assert (view.agents["a1"].phase, view.agents["a2"].phase) == (Phase.DONE, Phase.FAILED)
 
 
 def test_a_decision_without_its_proposal_still_shows() -> None:
