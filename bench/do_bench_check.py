@@ -18,9 +18,9 @@ import torch
 import triton.testing
 from measure import environment
 
+from arcengine.domain.problem import load_problem
+from arcengine.guard.child.worker import load_module
 from arcengine.guard.sol import geometric_mean
-from arcengine.guard.worker import load_module
-from arcengine.problem import load_problem
 
 
 def main() -> None:
