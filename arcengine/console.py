@@ -30,6 +30,10 @@ class HeadlessDisplay:
         self.started = time.monotonic()
         self._proposed: dict[str, CandidateProposed] = {}
 
+    def share(self, state: RunState) -> None:
+        """Read the campaign's own fold (its subscriber runs first; applying an event twice is a no-op)."""
+        self.state = state
+
     def _print(self, line: str) -> None:
         if not self.quiet:
             print(line, file=self.stream, flush=True)

@@ -9,7 +9,7 @@ first KEEP whose speedup is above every earlier KEEP's (the seed's KEEP starts i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
@@ -155,6 +155,7 @@ class RunState:
     events: int = 0  # events applied
     last_seq: int = 0
     _positions: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)  # undecided
+    _risers: set[str] = field(default_factory=set, init=False, repr=False, compare=False)  # the trajectory's ids
 
     # The method that folds each kind of event (by type, not a match over every kind: a busy campaign brings
     # thousands a second). A subclass overrides a method to fold more of the same event.
@@ -164,6 +165,11 @@ class RunState:
         BestImproved: "_best_improved", MemoryRecorded: "_memory_recorded", AgentFailed: "_agent_failed",
         CampaignStopped: "_stopped",
     }
+
+    def __post_init__(self) -> None:
+        # bound once: a getattr per event cost the engine's loop a tenth more time in a 10,000-candidate campaign
+        self._dispatch: dict[type[Event], Callable[[Any], object]] = {
+            kind: getattr(self, name) for kind, name in self._FOLDS.items()}
 
     def apply(self, event: Event) -> bool:
         """Fold one event in. Returns False (and changes nothing) for an event already applied, so a state fed
@@ -179,9 +185,9 @@ class RunState:
                 budget.first_ts = event.ts
             if budget.last_ts is None or event.ts > budget.last_ts:
                 budget.last_ts = event.ts
-        fold = self._FOLDS.get(type(event))
+        fold = self._dispatch.get(type(event))
         if fold is not None:
-            getattr(self, fold)(event)
+            fold(event)
         return True
 
     def apply_all(self, events: Iterable[Event]) -> int:
@@ -212,7 +218,7 @@ class RunState:
 
     def raised(self, candidate_id: str) -> bool:
         """Whether this candidate's KEEP raised the campaign's best when it was decided."""
-        return any(point.candidate_id == candidate_id for point in reversed(self.trajectory))
+        return candidate_id in self._risers
 
     def _over_seed(self, speedup: float | None) -> float | None:
         return speedup / self.seed_speedup if speedup is not None and self.seed_speedup else None
@@ -313,6 +319,7 @@ class RunState:
         if self.best is not None and point.speedup <= self.best.speedup:
             return False
         self.trajectory.append(point)
+        self._risers.add(point.candidate_id)
         return True
 
     def _best_improved(self, event: BestImproved) -> None:

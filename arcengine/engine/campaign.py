@@ -274,6 +274,9 @@ class Campaign:
         self.bus.subscribe(self.memory.apply)
         self.bus.subscribe(self._fold)
         if self.display is not None:
+            share = getattr(self.display, "share", None)
+            if share is not None:  # a display that shows the run's state reads this fold instead of its own
+                share(self.state)
             restore = getattr(self.display, "restore", None)
             if history is not None and restore is not None:  # show the whole campaign, its past too
                 await restore(history.events)
