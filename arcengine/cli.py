@@ -130,25 +130,21 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         stream = sys.stderr if json_output else sys.stdout
         summary = anyio.run(start(display=HeadlessDisplay(stream)).run)
     if json_output:
-        _emit_json(summary)
+        _emit_json(summary.model_dump(mode="json"))
         return
-    best = summary["best"]
-    gpus = summary["gpus"]
-    where = f"{summary['device']} (GPUs {', '.join(map(str, gpus))})" if len(gpus) > 1 else summary["device"]
-    print(f"\n{summary['candidates']} candidates on {where} in {summary['elapsed_s']} s: "
-          + ", ".join(f"{k} {v}" for k, v in summary["decisions"].items()))
+    best, gpus, usage = summary.best, summary.gpus, summary.usage
+    where = f"{summary.device} (GPUs {', '.join(map(str, gpus))})" if len(gpus) > 1 else summary.device
+    print(f"\n{summary.candidates} candidates on {where} in {summary.elapsed_s} s: "
+          + ", ".join(f"{k} {v}" for k, v in summary.decisions.items()))
     if best:
-        over_seed = f", {summary['best_over_seed']:.3f}x the seed" if summary["best_over_seed"] else ""
-        over_baseline = (f", {best['speedup_over_baseline']:.3f}x the baseline"
-                         if best.get("speedup_over_baseline") else "")
-        print(f"best: {best['candidate']} by {best['agent']}, {best['speedup']:.3f}x the reference{over_baseline}"
-              f"{over_seed}")
-    usage = summary["usage"]
-    if usage["input_tokens"] or usage["output_tokens"]:
-        cost = f"${usage['cost_usd']:.4f}" if summary["cost_known"] else "cost unknown (no price for this model)"
-        print(f"provider {summary['provider']}: {usage['calls']} calls, {usage['input_tokens']} input tokens "
-              f"({usage['cached_tokens']} cached), {usage['output_tokens']} output tokens, {cost}")
-    print(f"stopped: {summary['stop_reason']}\nrun folder: {summary['run_dir']} (best kernel: best.py)")
+        over_seed = f", {summary.best_over_seed:.3f}x the seed" if summary.best_over_seed else ""
+        over_baseline = f", {best.speedup_over_baseline:.3f}x the baseline" if best.speedup_over_baseline else ""
+        print(f"best: {best.candidate} by {best.agent}, {best.speedup:.3f}x the reference{over_baseline}{over_seed}")
+    if usage.input_tokens or usage.output_tokens:
+        cost = f"${usage.cost_usd:.4f}" if summary.cost_known else "cost unknown (no price for this model)"
+        print(f"provider {summary.provider}: {usage.calls} calls, {usage.input_tokens} input tokens "
+              f"({usage.cached_tokens} cached), {usage.output_tokens} output tokens, {cost}")
+    print(f"stopped: {summary.stop_reason}\nrun folder: {summary.run_dir} (best kernel: best.py)")
 
 
 def _in_tui(start: Callable[[Display], Awaitable[Any]]) -> Any:
@@ -268,12 +264,13 @@ def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_s
     else:
         result = anyio.run(start, HeadlessDisplay(sys.stderr if json_output else sys.stdout))
     if json_output:
-        _emit_json({**result.summary, "replayed": str(run_dir), "divergence": result.divergence})
+        _emit_json({**result.summary.model_dump(mode="json"), "replayed": str(run_dir),
+                    "divergence": result.divergence})
     elif result.divergence:
         print(f"replay DIVERGED from {run_dir}: {result.divergence}")
     else:
         print(f"replay reproduced {run_dir}: the same decisions per agent, in the same order "
-              f"({result.summary['candidates']} candidates); replay folder {result.summary['run_dir']}")
+              f"({result.summary.candidates} candidates); replay folder {result.summary.run_dir}")
     if result.divergence:
         sys.exit(1)
 

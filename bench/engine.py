@@ -39,6 +39,7 @@ from arcengine.console import HeadlessDisplay
 from arcengine.domain.events import SEED_AGENT, CandidateDecided, CandidateProposed
 from arcengine.engine.campaign import Campaign, Display
 from arcengine.engine.config import CampaignConfig
+from arcengine.engine.summary import CampaignSummary
 from arcengine.engine.testing import StubGuard, SyntheticProvider
 from arcengine.recording.eventlog import read_events
 
@@ -108,9 +109,9 @@ async def run_headless(agents: int, candidates: int, out: Path) -> dict[str, Any
         return finished(await campaign(agents, candidates, out, HeadlessDisplay(nowhere)).run())
 
 
-def finished(summary: dict[str, Any]) -> dict[str, Any]:
+def finished(summary: CampaignSummary) -> dict[str, Any]:
     """The summary, with when the campaign was done: its files and database written, not only its stop logged."""
-    return {**summary, "finished_ts": time.time()}
+    return {**summary.model_dump(), "finished_ts": time.time()}
 
 
 async def run_with_tui(agents: int, candidates: int, out: Path) -> dict[str, Any]:

@@ -28,7 +28,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         made = anyio.run(campaign(args.agents, args.candidates, Path(folder) / "runs", None).run)
-        run_dir = Path(made["run_dir"])
+        run_dir = Path(made.run_dir)
         events = sum(1 for _ in (run_dir / "events.jsonl").open("rb"))
         started = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "arcengine.cli", "replay", str(run_dir), "--out",
@@ -40,7 +40,7 @@ def main() -> None:
     result = {
         **cpu_environment("python bench/replay.py OUT " + " ".join(sys.argv[2:])),
         "headline": {f"replay_s_{args.candidates // 1000}k": seconds},
-        "candidates": made["candidates"], "agents": args.agents, "events": events,
+        "candidates": made.candidates, "agents": args.agents, "events": events,
         "replayed_candidates": replayed["candidates"], "divergence": replayed["divergence"],
     }
     args.out.write_text(json.dumps(result, indent=1))

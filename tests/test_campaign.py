@@ -45,11 +45,11 @@ async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
     config = CampaignConfig(problem=str(problem), device="cpu", out=tmp_path, agents=3, budget=6, plateau=None,
                             seeds=2)
     summary = await Campaign(config).run()
-    run_dir = Path(summary["run_dir"])
+    run_dir = Path(summary.run_dir)
 
-    assert summary["candidates"] == 6
-    assert summary["stop_reason"] == "candidate budget spent"
-    assert sum(summary["decisions"].values()) == 6
+    assert summary.candidates == 6
+    assert summary.stop_reason == "candidate budget spent"
+    assert sum(summary.decisions.values()) == 6
     events = list(read_events(run_dir / "events.jsonl"))
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
     proposed = [e for e in events if isinstance(e, CandidateProposed) and e.position > 0]
@@ -58,20 +58,20 @@ async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
 
     decided = decisions_by_candidate(run_dir)
     assert all(d.correct for d in decided.values() if d.decision in ("KEEP", "ACCEPT"))
-    assert summary["decisions"]["KEEP"] >= 1, "block-size changes move interpreter time a lot; some must win"
+    assert summary.decisions["KEEP"] >= 1, "block-size changes move interpreter time a lot; some must win"
 
     db = sqlite3.connect(run_dir / "campaign.db")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     assert db.execute("SELECT COUNT(*) FROM decisions").fetchone() == (7,)  # the seed too
     wins = db.execute("SELECT COUNT(*) FROM memory WHERE kind = 'win'").fetchone()[0]
     traps = db.execute("SELECT COUNT(*) FROM memory WHERE kind = 'trap'").fetchone()[0]
-    assert wins == min(summary["decisions"]["KEEP"], 16)
-    assert traps == min(summary["decisions"]["REVERT"], 16)
+    assert wins == min(summary.decisions["KEEP"], 16)
+    assert traps == min(summary.decisions["REVERT"], 16)
     archived = {row[0] for row in db.execute("SELECT candidate_id FROM archives")}
     kept = {cid for cid, d in decided.items() if d.decision == "KEEP" and cid != "c0000"}
     assert archived == kept
-    best = summary["best"]
-    best_source = db.execute("SELECT source FROM candidates WHERE id = ?", (best["candidate"],)).fetchone()[0]
+    best = summary.best
+    best_source = db.execute("SELECT source FROM candidates WHERE id = ?", (best.candidate,)).fetchone()[0]
     assert (run_dir / "best.py").read_text() == best_source
 
     verdict = subprocess.run(
@@ -94,7 +94,7 @@ async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config
     ]
     config = campaign_config(budget=len(script), candidate_timeout_s=20.0, plateau=None)
     summary = await Campaign(config, provider=ScriptedProvider(script)).run()
-    decided = decisions_by_candidate(Path(summary["run_dir"]))
+    decided = decisions_by_candidate(Path(summary.run_dir))
     reasons = [(decided[f"c{i:04d}"].decision, decided[f"c{i:04d}"].reason) for i in range(1, len(script) + 1)]
 
     assert [d for d, _ in reasons] == ["REVERT"] * 6 + ["REJECT", "KEEP"]
@@ -104,8 +104,8 @@ async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config
     assert "SystemExit" in reasons[4][1]
     assert "ValueError" in reasons[5][1]
     assert "ctypes" in reasons[6][1]
-    assert summary["best"]["candidate"] == "c0008"
-    assert summary["candidates"] == len(script)
+    assert summary.best.candidate == "c0008"
+    assert summary.candidates == len(script)
 
 
 async def test_agent_that_raises_is_relaunched(campaign_config) -> None:
@@ -119,10 +119,10 @@ async def test_agent_that_raises_is_relaunched(campaign_config) -> None:
 
     config = campaign_config(budget=2, plateau=None)
     summary = await Campaign(config, provider=ScriptedProvider(script)).run()
-    events = list(read_events(Path(summary["run_dir"]) / "events.jsonl"))
+    events = list(read_events(Path(summary.run_dir) / "events.jsonl"))
     failures = [e for e in events if isinstance(e, AgentFailed)]
     assert len(failures) == 1 and failures[0].relaunch and "provider bug" in failures[0].error
-    assert summary["candidates"] == 2  # the failed attempt gave its position back
+    assert summary.candidates == 2  # the failed attempt gave its position back
 
 
 async def test_plateau_stops_the_campaign(campaign_config) -> None:
@@ -130,17 +130,17 @@ async def test_plateau_stops_the_campaign(campaign_config) -> None:
                         "return out")
     config = campaign_config(agents=2, budget=20, plateau=2)
     summary = await Campaign(config, provider=ScriptedProvider([slow], cycle=True)).run()
-    assert summary["stop_reason"].startswith("plateau")
-    assert summary["candidates"] < 20
-    stopped = [e for e in read_events(Path(summary["run_dir"]) / "events.jsonl") if isinstance(e, CampaignStopped)]
+    assert summary.stop_reason.startswith("plateau")
+    assert summary.candidates < 20
+    stopped = [e for e in read_events(Path(summary.run_dir) / "events.jsonl") if isinstance(e, CampaignStopped)]
     assert len(stopped) == 1
 
 
 async def test_target_speedup_stops_the_campaign(campaign_config) -> None:
     config = campaign_config(budget=6, target_speedup=0.01, plateau=None)
     summary = await Campaign(config, provider=ScriptedProvider([FAST], cycle=True)).run()
-    assert summary["stop_reason"].startswith("target speedup")
-    assert summary["candidates"] == 1
+    assert summary.stop_reason.startswith("target speedup")
+    assert summary.candidates == 1
 
 
 @pytest.mark.parametrize("scope", ["shared", "private"])
@@ -148,7 +148,7 @@ async def test_memory_scope_recorded(campaign_config, scope: str) -> None:
     """Every KEEP and REVERT leaves a conclusion; shared memory owns none of them, private memory its agent's."""
     config = campaign_config(agents=2, budget=4, memory=scope, plateau=None)
     summary = await Campaign(config, provider=ScriptedProvider([FAST], cycle=True)).run()
-    run_dir = Path(summary["run_dir"])
+    run_dir = Path(summary.run_dir)
     concluded = [e for e in decisions_by_candidate(run_dir).values()
                  if e.decision in ("KEEP", "REVERT") and e.agent_id != "seed"]
     assert concluded  # each agent's first FAST beats the seed: a KEEP at least

@@ -39,7 +39,7 @@ async def test_sixty_four_agents_and_ten_thousand_candidates(tmp_path: Path) -> 
                         guard_factory=lambda c: StubGuard(c.problem, c.bus))
     with anyio.fail_after(900):  # a deadlock fails here instead of hanging CI; not a speed assertion
         summary = await campaign.run()
-    assert summary["stop_reason"] == "candidate budget spent" and summary["candidates"] == BUDGET
+    assert summary.stop_reason == "candidate budget spent" and summary.candidates == BUDGET
     assert len(order) == BUDGET
     # No starvation: the queue serves the agent with the fewest candidates judged first, so every agent keeps
     # getting turns. (How far one gets ahead depends on how fast each agent proposes, which the queue does not

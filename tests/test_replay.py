@@ -26,7 +26,7 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     config = CampaignConfig(problem=str(SCALE), device="cpu", out=tmp_path_factory.mktemp("rec"), agents=2,
                             budget=8, plateau=None, candidate_timeout_s=60.0)
-    return Path(anyio.run(Campaign(config).run)["run_dir"])
+    return Path(anyio.run(Campaign(config).run).run_dir)
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def alter_first_keep(run_dir: Path) -> str:
 async def test_replay_reproduces_the_recorded_decisions(recorded: Path, tmp_path: Path) -> None:
     result = await replay_run(recorded, tmp_path / "replays")
     assert result.divergence is None
-    original, replayed = read_recording(recorded), read_recording(Path(result.summary["run_dir"]))
+    original, replayed = read_recording(recorded), read_recording(Path(result.summary.run_dir))
     for agent, steps in original.steps.items():
         assert [s.decided.decision for s in replayed.steps[agent]] == [s.decided.decision for s in steps]
     assert all(replayed.memory(agent) == original.memory(agent) for agent in original.steps)
@@ -76,7 +76,7 @@ async def test_a_cut_last_line_and_until(recorded: Path, tmp_path: Path) -> None
     decided = [s.decided.seq for steps in read_recording(recorded).steps.values() for s in steps]
     until = sorted(decided)[3]  # the seed and three candidates
     part = await replay_run(recorded, tmp_path / "replays", until_seq=until)
-    assert part.summary["candidates"] == 3 and part.divergence is None
+    assert part.summary.candidates == 3 and part.divergence is None
 
 
 def test_replay_of_nothing_says_so(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio
 import structlog
@@ -39,6 +39,7 @@ from arcengine.engine.agent import Agent, AgentState
 from arcengine.engine.config import CampaignConfig
 from arcengine.engine.history import History, load_history
 from arcengine.engine.memory import Memory
+from arcengine.engine.summary import AgentTotals, BestKernel, CampaignSummary, Spending
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.interface import Guard
 from arcengine.guard.service import GuardService
@@ -251,11 +252,11 @@ class Campaign:
         config = CampaignConfig(**{**history.started.config, "problem": history.started.problem_dir})
         return cls(config, display=display, provider=provider, guard_factory=guard_factory, history=history)
 
-    async def run(self) -> dict[str, Any]:
+    async def run(self) -> CampaignSummary:
         with rare_full_collections():
             return await self._run_recorded()
 
-    async def _run_recorded(self) -> dict[str, Any]:
+    async def _run_recorded(self) -> CampaignSummary:
         history = self.history
         # What exists now (modules, the problem, the provider, a terminal UI) lives as long as the campaign: the
         # collector's full passes need not walk it again. They took 60 to 120 ms each with torch, numpy and
@@ -498,25 +499,25 @@ class Campaign:
             if spent is not None:
                 self.stop(spent)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> CampaignSummary:
         best, run = self.state.best, self.state
-        return {
-            "run_dir": str(self.run_dir),
-            "problem": self.problem.name,
-            "problem_dir": str(self.problem.directory),
-            "device": self.guard.device,
-            "gpus": [slot.gpu for slot in self.guard.slots if slot.gpu is not None],
-            "candidates": self._proposed,
-            "decisions": {decision: run.decisions.get(decision, 0) for decision in DECISIONS},
-            "best": {"speedup": best.speedup, "speedup_over_baseline": best.over_baseline, "agent": best.agent_id,
-                     "candidate": best.candidate_id} if best else None,
-            "seed_speedup": run.seed_speedup,
-            "best_over_seed": best.speedup / run.seed_speedup if best and run.seed_speedup else None,
-            "stop_reason": self.stop_reason,
-            "provider": self.provider.name,
-            "usage": run.budget.as_dict(),
-            "cost_known": getattr(self.provider, "priced", True),
-            "elapsed_s": round(time.monotonic() - self._started, 1),
-            "agents": [{"id": a.id, "strategy": a.strategy.name, "candidates": a.state.candidates,
-                        "best_speedup": a.state.best_speedup, "plateau": a.state.plateau} for a in self.agents],
-        }
+        return CampaignSummary(
+            run_dir=str(self.run_dir),
+            problem=self.problem.name,
+            problem_dir=str(self.problem.directory),
+            device=self.guard.device,
+            gpus=[slot.gpu for slot in self.guard.slots if slot.gpu is not None],
+            candidates=self._proposed,
+            decisions={decision: run.decisions.get(decision, 0) for decision in DECISIONS},
+            best=BestKernel(speedup=best.speedup, speedup_over_baseline=best.over_baseline, agent=best.agent_id,
+                            candidate=best.candidate_id) if best else None,
+            seed_speedup=run.seed_speedup,
+            best_over_seed=best.speedup / run.seed_speedup if best and run.seed_speedup else None,
+            stop_reason=self.stop_reason,
+            provider=self.provider.name,
+            usage=Spending(**run.budget.as_dict()),
+            cost_known=getattr(self.provider, "priced", True),
+            elapsed_s=round(time.monotonic() - self._started, 1),
+            agents=[AgentTotals(id=a.id, strategy=a.strategy.name, candidates=a.state.candidates,
+                                best_speedup=a.state.best_speedup, plateau=a.state.plateau) for a in self.agents],
+        )

@@ -39,5 +39,5 @@ async def ablate(base: dict[str, Any], names: list[str], trajectories: int, out:
                         "plateau": None, "rng_seed": base.get("rng_seed", 0) + trajectory}
             config = CampaignConfig(**settings)
             summary = await Campaign(config, display=display(name, trajectory) if display else None).run()
-            run_dirs.append(Path(summary["run_dir"]))
+            run_dirs.append(Path(summary.run_dir))
     return write_report(run_dirs, out / "report")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 
@@ -17,6 +16,7 @@ from arcengine.domain.events import SEED_AGENT, CandidateDecided, DeviceProfiled
 from arcengine.domain.problem import Problem, Workload
 from arcengine.engine.campaign import Campaign, Display
 from arcengine.engine.config import CampaignConfig
+from arcengine.engine.summary import CampaignSummary
 from arcengine.guard.interface import Guard
 from arcengine.guard.service import Slot
 from arcengine.providers.replay import ReplayProvider
@@ -111,7 +111,7 @@ def compare_runs(recording: Recording, replayed: Recording, partial: bool = Fals
 
 @dataclass(frozen=True)
 class ReplayResult:
-    summary: dict[str, Any]
+    summary: CampaignSummary
     divergence: str | None  # where the replay first differs from the recording; None: it reproduced it
 
 
@@ -136,7 +136,7 @@ async def replay_run(run_dir: Path, out: Path, *, speed: float | None = None, un
     provider = ReplayProvider(str(run_dir), recording=recording)
     campaign = Campaign(CampaignConfig(**config), display=display, provider=provider, guard_factory=recorded_guard)
     summary = await campaign.run()
-    replayed = read_recording(Path(summary["run_dir"]))
+    replayed = read_recording(Path(summary.run_dir))
     divergence = guards[0].divergence if guards and guards[0].divergence else None
     divergence = divergence or compare_runs(recording, replayed, partial=until_seq is not None)
     return ReplayResult(summary, divergence)

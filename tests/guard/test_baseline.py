@@ -248,8 +248,8 @@ async def test_a_campaign_reports_the_gain_over_the_baseline_and_can_target_it(t
     fast = scale_source("return x * 2 + 1")
     config = campaign_config(problem=str(folder), budget=3, plateau=None, baseline="every")
     summary = await Campaign(config, provider=ScriptedProvider([fast], cycle=True)).run()
-    assert summary["best"]["speedup_over_baseline"] > 0
-    events = list(read_events(Path(summary["run_dir"]) / "events.jsonl"))
+    assert summary.best is not None and (summary.best.speedup_over_baseline or 0) > 0
+    events = list(read_events(Path(summary.run_dir) / "events.jsonl"))
     decided = [e for e in events if isinstance(e, CandidateDecided) and e.correct]
     assert decided and all(e.speedup_over_baseline for e in decided)
     assert all(w.baseline_route == "plain" for e in decided for w in e.workloads)
@@ -261,4 +261,4 @@ async def test_a_campaign_reports_the_gain_over_the_baseline_and_can_target_it(t
     targeted = campaign_config(problem=str(folder), budget=6, plateau=None, target_speedup=1e-6,
                                target_against="baseline", baseline="every", out=tmp_path / "targeted")
     stopped = await Campaign(targeted, provider=ScriptedProvider([fast], cycle=True)).run()
-    assert stopped["stop_reason"] == "target speedup 1e-06x over the baseline reached"
+    assert stopped.stop_reason == "target speedup 1e-06x over the baseline reached"

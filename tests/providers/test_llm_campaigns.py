@@ -16,6 +16,7 @@ from arcengine.domain.events import AgentFailed, CandidateDecided, CandidateProp
 from arcengine.domain.problem import load_problem
 from arcengine.domain.skills import load_skills
 from arcengine.engine.campaign import Campaign
+from arcengine.engine.summary import CampaignSummary
 from arcengine.providers.pricing import LIST_PRICES
 from arcengine.recording.eventlog import read_events
 from tests.conftest import SCALE
@@ -76,9 +77,9 @@ def assert_requests_carry_the_context(server: FakeLLMServer) -> None:
         assert not hidden & set(re.findall(r"\d+", text)), "a held-out axis value reached a prompt"
 
 
-def assert_usage_matches_the_server(summary: dict[str, Any], server: FakeLLMServer, model: str) -> None:
+def assert_usage_matches_the_server(summary: CampaignSummary, server: FakeLLMServer, model: str) -> None:
     reported = server.usage_reported
-    usage = summary["usage"]
+    usage = summary.usage
     price = LIST_PRICES[model]
     if isinstance(server, FakeAnthropic):
         cached = sum(u.get("cache_read_input_tokens") or 0 for u in reported)
@@ -92,11 +93,11 @@ def assert_usage_matches_the_server(summary: dict[str, Any], server: FakeLLMServ
         total_input = sum(u["prompt_tokens"] for u in reported)
         output = sum(u["completion_tokens"] for u in reported)
         uncached = total_input - cached
-    assert usage["input_tokens"] == total_input
-    assert usage["output_tokens"] == output
-    assert usage["cached_tokens"] == cached
-    assert usage["calls"] >= len(reported)  # plus the calls that brought no reply
-    assert usage["cost_usd"] == pytest.approx(price.cost(uncached, cached, written, output), rel=1e-6, abs=1e-9)
+    assert usage.input_tokens == total_input
+    assert usage.output_tokens == output
+    assert usage.cached_tokens == cached
+    assert usage.calls >= len(reported)  # plus the calls that brought no reply
+    assert usage.cost_usd == pytest.approx(price.cost(uncached, cached, written, output), rel=1e-6, abs=1e-9)
 
 
 @pytest.fixture
@@ -112,8 +113,8 @@ async def test_anthropic_campaign_rate_limit_and_malformed_reply(campaign_config
         config = campaign_config(agents=2, budget=6, plateau=None, model="anthropic:claude-haiku-4-5",
                                  base_url=server.url, provider_retries=2)
         summary = await Campaign(config).run()
-    run_dir = Path(summary["run_dir"])
-    assert summary["candidates"] == 6 and summary["stop_reason"] == "candidate budget spent"
+    run_dir = Path(summary.run_dir)
+    assert summary.candidates == 6 and summary.stop_reason == "candidate budget spent"
     decided = events_of(run_dir, CandidateDecided)
     rejects = [d for d in decided if d.decision == "REJECT"]
     assert len(rejects) == 1 and "no usable candidate" in rejects[0].reason and "fenced python" in rejects[0].reason
@@ -146,8 +147,8 @@ async def test_openai_campaign_survives_a_server_error_and_a_timeout(campaign_co
         config = campaign_config(agents=2, budget=6, plateau=None, model="openai:gpt-4.1", base_url=server.url,
                                  provider_retries=0, provider_timeout_s=1.0)
         summary = await Campaign(config).run()
-    run_dir = Path(summary["run_dir"])
-    assert summary["candidates"] == 6 and summary["stop_reason"] == "candidate budget spent"
+    run_dir = Path(summary.run_dir)
+    assert summary.candidates == 6 and summary.stop_reason == "candidate budget spent"
     failures = events_of(run_dir, AgentFailed)
     assert len(failures) == 2 and all(f.relaunch for f in failures)
     assert any("500" in f.error for f in failures) and any("timed out" in f.error for f in failures)
@@ -161,23 +162,23 @@ async def test_a_bad_key_stops_the_campaign_with_the_reason(campaign_config, key
         server.script(*[Status(401, message="invalid x-api-key")] * 4)
         config = campaign_config(agents=2, budget=6, model="anthropic:claude-haiku-4-5", base_url=server.url)
         summary = await Campaign(config).run()
-    assert summary["stop_reason"].startswith("provider error: anthropic answered 401: invalid x-api-key")
-    assert summary["candidates"] == 0
+    assert summary.stop_reason.startswith("provider error: anthropic answered 401: invalid x-api-key")
+    assert summary.candidates == 0
 
 
 async def test_token_budget_stops_the_campaign(campaign_config, keys: None) -> None:
     with FakeOpenAI(engineer) as server:
         config = campaign_config(agents=1, budget=10, model="openai:gpt-4.1", base_url=server.url, max_tokens=400)
         summary = await Campaign(config).run()
-    assert summary["stop_reason"].startswith("token budget spent")
-    assert summary["candidates"] < 10 and summary["usage"]["input_tokens"] + summary["usage"]["output_tokens"] >= 400
+    assert summary.stop_reason.startswith("token budget spent")
+    assert summary.candidates < 10 and summary.usage.input_tokens + summary.usage.output_tokens >= 400
 
 
 async def test_replay_reruns_a_recorded_campaign_without_network(campaign_config, keys: None) -> None:
     with FakeOpenAI(engineer) as server:
         config = campaign_config(agents=2, budget=4, plateau=None, model="openai:gpt-4.1", base_url=server.url)
         recorded = await Campaign(config).run()
-    replay = campaign_config(agents=2, budget=4, plateau=None, model=f"replay:{recorded['run_dir']}")
+    replay = campaign_config(agents=2, budget=4, plateau=None, model=f"replay:{recorded.run_dir}")
     replayed = await Campaign(replay).run()
 
     def proposals(run_dir: str) -> dict[str, list[str]]:
@@ -186,8 +187,8 @@ async def test_replay_reruns_a_recorded_campaign_without_network(campaign_config
             by_agent.setdefault(event.agent_id, []).append(event.source)
         return by_agent
 
-    assert proposals(replayed["run_dir"]) == proposals(recorded["run_dir"])
-    assert replayed["usage"]["input_tokens"] == 0
+    assert proposals(replayed.run_dir) == proposals(recorded.run_dir)
+    assert replayed.usage.input_tokens == 0
 
 
 def test_cli_runs_against_an_openai_compatible_server(tmp_path: Path) -> None:
@@ -213,9 +214,9 @@ async def test_malformed_json_is_a_reject_with_the_reason(campaign_config, keys:
         config = campaign_config(agents=1, budget=2, plateau=None, model="openai:gpt-4.1", base_url=server.url,
                                  provider_retries=0)
         summary = await Campaign(config).run()
-    decided = [d for d in events_of(Path(summary["run_dir"]), CandidateDecided) if d.agent_id != "seed"]
+    decided = [d for d in events_of(Path(summary.run_dir), CandidateDecided) if d.agent_id != "seed"]
     assert decided[0].decision == "REJECT" and "malformed" in decided[0].reason
-    assert summary["candidates"] == 2
+    assert summary.candidates == 2
 
 
 async def test_a_key_quoted_by_the_provider_appears_nowhere(campaign_config, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -225,8 +226,8 @@ async def test_a_key_quoted_by_the_provider_appears_nowhere(campaign_config, mon
         server.script(Status(401, message=f"Incorrect API key provided: {canary}"))
         summary = await Campaign(campaign_config(agents=1, budget=2, model="openai:gpt-4.1",
                                                  base_url=server.url)).run()
-    assert "OPENAI_API_KEY redacted" in summary["stop_reason"] and canary not in json.dumps(summary)
-    files = [path for path in Path(summary["run_dir"]).rglob("*") if path.is_file()]
+    assert "OPENAI_API_KEY redacted" in summary.stop_reason and canary not in summary.model_dump_json()
+    files = [path for path in Path(summary.run_dir).rglob("*") if path.is_file()]
     assert any(path.name == "events.jsonl" for path in files) and any(path.name == "engine.log" for path in files)
     for path in files:
         assert canary.encode() not in path.read_bytes(), f"the key leaked into {path}"

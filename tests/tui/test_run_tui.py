@@ -23,6 +23,6 @@ async def test_a_campaign_drives_the_view_in_its_own_process(campaign_config) ->
             if app.result is not None:
                 break
         await pilot.pause(0.5)  # one more tick draws the last events
-        assert app.result is not None and app.result["candidates"] == 3
+        assert app.result is not None and app.result.candidates == 3
         assert len(app.view.feed) >= 3 and app.view.status == "stopped"
         assert app.feed_table.row_count >= 3
