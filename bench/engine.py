@@ -34,6 +34,7 @@ from typing import Any, ClassVar
 
 import anyio
 import numpy as np
+from provenance import commit
 
 from arcengine.console import HeadlessDisplay
 from arcengine.domain.events import SEED_AGENT, CandidateDecided, CandidateProposed
@@ -173,6 +174,7 @@ def cpu_environment(command: str) -> dict[str, Any]:
                      "textual": importlib.metadata.version("textual"),
                      "pydantic": importlib.metadata.version("pydantic")},
         "command": command,
+        "commit": commit(),
     }
 
 
