@@ -79,13 +79,14 @@ class SyntheticProvider:
 
 class StubGuard(GuardService):
     """The real guard's gate, queue, workers and fairness, with the child replaced by a decision from the stated
-    speeds after an optional random pause (``delay_s``: low and high seconds)."""
+    speeds after an optional random pause (``delay_s``: low and high seconds). It implements the guard's interface
+    (arcengine.guard.interface) by injecting its decision and a launcher that never starts a warm parent, and by
+    profiling no device."""
 
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds | None = None,
                  delay_s: tuple[float, float] = (0.0, 0.0), seed: int = 0) -> None:
-        # never asked for a child: no warm parent to start
         super().__init__(problem, bus, thresholds or Thresholds(0.02, 0.05), seeds=1, timeout_s=1.0,
-                         launcher=lambda: ChildLauncher(use_zygote=False))
+                         launcher=lambda: ChildLauncher(use_zygote=False), decide=self._decide)
         self.delay_s = delay_s
         self._rng = random.Random(seed)
         self._speeds: dict[Path, float] = {}  # by candidate file: no file is read back while judging
@@ -96,21 +97,15 @@ class StubGuard(GuardService):
                                   "bandwidth_bytes_per_s": 1e10})]
         return [await self.bus.publish(self.slots[0].event())]  # type: ignore[list-item]
 
-    async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
-                     incumbent_path: Path | None, written: anyio.Event | None = None) -> CandidateDecided:
-        self._speeds[candidate_path] = stated_speed(source)
-        return await super().submit(candidate_id=candidate_id, agent_id=agent_id, source=source,
-                                    candidate_path=candidate_path, incumbent_path=incumbent_path, written=written)
-
-    async def _file_written(self, job: Job) -> None:
-        """No child loads the file (the speed comes with the submission), so the guard does not wait for the disk."""
-
     def _speed(self, path: Path) -> float:
         if path not in self._speeds:  # judged before a crash: read it back
             self._speeds[path] = stated_speed(path.read_text(encoding="utf-8"))
         return self._speeds[path]
 
-    async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
+    async def _decide(self, job: Job, worker: Worker) -> CandidateDecided:
+        """No child loads the file (the speed comes with the submission), so the guard does not wait for the disk."""
+        if job.source:
+            self._speeds[job.candidate_path] = stated_speed(job.source)
         low, high = self.delay_s
         if high:
             await anyio.sleep(self._rng.uniform(low, high))

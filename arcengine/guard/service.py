@@ -9,7 +9,7 @@ import asyncio
 import itertools
 import os
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,7 @@ class Job:
     future: asyncio.Future[CandidateDecided] = field(compare=False)
     warnings: list[str] = field(compare=False, default_factory=list)
     written: anyio.Event | None = field(compare=False, default=None)  # set once the candidate's file is on disk
+    source: str = field(compare=False, default="")  # as submitted (a stand-in decides from it; children load the file)
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,13 @@ class GuardService:
     def __init__(self, problem: Problem, bus: Bus, thresholds: Thresholds, *, seeds: int,
                  timeout_s: float, rng_seed: int = 0, cache_dir: Path | None = None,
                  memory_limit_gib: float | None = None, pipeline: bool = False,
-                 baseline: BaselineMode = "once", launcher: Callable[[], ChildLauncher] | None = None) -> None:
+                 baseline: BaselineMode = "once", launcher: Callable[[], ChildLauncher] | None = None,
+                 decide: Callable[[Job, Worker], Awaitable[CandidateDecided]] | None = None) -> None:
         self.problem = problem
         # A worker's source of children: a warm parent for this device (a test schedules on fake devices instead).
         self.new_launcher = launcher or self._device_launcher
+        # How a worker turns a job into a decision: guard children (a stand-in decides otherwise: engine/testing.py).
+        self.decide = decide or self._evaluate
         self.baseline_mode = baseline  # when children time the baseline (see arcengine.guard.baseline_times)
         # A child whose resident memory passes this is killed (and fails with that reason).
         self.memory_limit = int(memory_limit_gib * 2**30) if memory_limit_gib else default_memory_limit()
@@ -188,7 +192,8 @@ class GuardService:
         gate = check_source(source, self.problem.entry)
         priority = (-1, 0) if incumbent_path is None else (self._submitted[agent_id], next(self._order))
         future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
-        job = Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings, written)
+        job = Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings, written,
+                  source)
         if not gate.ok:
             rejected = Verdict("REJECT", gate.reason, False)
             return await self._publish(decision(candidate_id, agent_id, rejected, warnings=job.warnings))
@@ -227,8 +232,7 @@ class GuardService:
         while True:
             job = await self._queue.get()
             try:
-                await self._file_written(job)
-                decided = await self._evaluate(job, worker)
+                decided = await self.decide(job, worker)
             except BaseException as error:
                 _fail(job, error)
                 raise
@@ -286,6 +290,7 @@ class GuardService:
         return verdict, outcome
 
     async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
+        await self._file_written(job)
         # Candidate, incumbent and reference are timed in the same child, so every ratio is measured on one
         # GPU; a confirmation runs on the same GPU too.
         verdict, outcome = await self._run_once(job, worker, attempt=0)
