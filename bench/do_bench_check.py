@@ -19,6 +19,7 @@ import triton.testing
 from measure import environment
 
 from arcengine.domain.problem import load_problem
+from arcengine.guard.child.baselines import COMPILE_MODES
 from arcengine.guard.child.worker import load_module
 from arcengine.guard.sol import geometric_mean
 
@@ -41,10 +42,9 @@ def main() -> None:
         inputs = reference.make_inputs(dict(workload.axes), generator, device)
         fns: dict[str, Any] = {"kernel": kernel.run, "reference": reference.run}
         for route in routes:
-            if route.startswith("compile"):
+            if route in COMPILE_MODES:
                 torch._dynamo.reset()  # a fresh compilation for this shape: no recompile cascade
-                mode = "max-autotune" if route == "compile-max-autotune" else "default"
-                fns[route] = torch.compile(reference.run, dynamic=False, mode=mode)
+                fns[route] = torch.compile(reference.run, dynamic=False, mode=COMPILE_MODES[route])
             elif library is not None:
                 fns[route] = getattr(library, route)
         times = {}
