@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from arcengine.events import CandidateDecided, CandidateProposed, ProviderCalled
 from arcengine.files import FileWriter
-from arcengine.guard.baseline_times import REFERENCE_ROUTE
+from arcengine.guard.baselines import REFERENCE_ROUTE
 from arcengine.providers.base import AgentContext, Proposal, Provider, ProviderError, ProviderExhausted
 from arcengine.skills import Skill
 

@@ -14,7 +14,7 @@ import anyio
 import click
 
 from arcengine.errors import UserError, first_leaf
-from arcengine.guard.baseline_times import REFERENCE_ROUTE
+from arcengine.guard.baselines import REFERENCE_ROUTE
 from arcengine.hidden_env import hide_secrets_from_proc
 from arcengine.logs import configure_logging
 from arcengine.problem import ProblemError, load_problem, shipped_problem_names

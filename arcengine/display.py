@@ -17,7 +17,7 @@ from arcengine.events import (
     Event,
     ProviderCalled,
 )
-from arcengine.guard.baseline_times import REFERENCE_ROUTE
+from arcengine.guard.baselines import REFERENCE_ROUTE
 from arcengine.usage import UsageTotals
 
 PROGRESS_EVERY = 5

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from arcengine.events import Decision, WorkloadResult
-from arcengine.guard.baseline_times import DRIFT, REFERENCE_ROUTE, BaselineTime, chain_holds
+from arcengine.guard.baseline_times import DRIFT, BaselineTime, chain_holds
+from arcengine.guard.baselines import REFERENCE_ROUTE
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
 from arcengine.problem import Problem, Workload
 
