@@ -81,7 +81,8 @@ def baseline_note(decided: CandidateDecided) -> str:
         return "no gain over the baseline measured"
     routes = sorted({w.baseline_route for w in visible if w.baseline_route})
     if routes == [REFERENCE_ROUTE]:
-        return f"{decided.speedup_over_baseline:.3f}x the baseline (the reference: no route declared, correct or faster)"
+        reason = "the reference: no route declared, correct or faster"
+        return f"{decided.speedup_over_baseline:.3f}x the baseline ({reason})"
     faster = sum(1 for w in visible if (w.speedup_over_baseline or 0) > 1)
     return (f"{decided.speedup_over_baseline:.3f}x the baseline ({', '.join(routes)}); "
             f"{faster}/{len(visible)} shapes faster than baseline")
