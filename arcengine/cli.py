@@ -15,7 +15,7 @@ import click
 
 from arcengine.domain.errors import UserError, first_leaf
 from arcengine.domain.problem import ProblemError, load_problem, shipped_problem_names
-from arcengine.guard.baseline_times import REFERENCE_ROUTE
+from arcengine.guard.child.baselines import REFERENCE_ROUTE
 from arcengine.hidden_env import hide_secrets_from_proc
 from arcengine.recording.logs import configure_logging
 from arcengine.recording.redact import redact_secrets

@@ -16,7 +16,7 @@ from arcengine.domain.events import (
     Event,
 )
 from arcengine.domain.run import RunState
-from arcengine.guard.baseline_times import REFERENCE_ROUTE
+from arcengine.guard.child.baselines import REFERENCE_ROUTE
 
 PROGRESS_EVERY = 5
 

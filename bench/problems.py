@@ -5,6 +5,7 @@ its time, the seed over it). Results are saved after each workload, and a rerun 
 only what is missing, so a run cut short loses nothing.
 
     python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune] [--no-baseline]
+                                      [--redo-baseline NAME ...]
                                       [--compile-cap SECONDS] [--gpus N]
 
 With --gpus N, N problems are measured at once, each in a process of its own pinned to a GPU of its own and
@@ -145,11 +146,12 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
     return result
 
 
-def add_baseline(problem: Problem, device: torch.device, measured: dict[str, Any]) -> None:
+def add_baseline(problem: Problem, device: torch.device, measured: dict[str, Any], redo: bool = False) -> None:
     """Each row's baseline as the guard measures it (``arcengine eval`` of the seed: every declared route checked,
-    the fastest correct one per workload timed in the same rounds as the reference), unless the rows have it."""
+    the fastest correct one per workload timed in the same rounds as the reference), unless the rows have it
+    (``redo``: measured again, for a guard whose choice of the baseline changed)."""
     rows = measured["workloads"]
-    if not rows or all("baseline" in row for row in rows):
+    if not rows or (all("baseline" in row for row in rows) and not redo):
         return
     verdict = guard_eval(str(problem.directory), str(problem.seed_path), device.type)
     judged = {json.dumps(w["axes"], sort_keys=True): w for w in verdict["workloads"]}
@@ -170,6 +172,8 @@ def main() -> None:
     parser.add_argument("--problems", nargs="*", default=None)
     parser.add_argument("--no-max-autotune", action="store_true")
     parser.add_argument("--no-baseline", action="store_true", help="leave out the guard's baseline per workload")
+    parser.add_argument("--redo-baseline", nargs="*", default=[], metavar="PROBLEM",
+                        help="measure these problems' baselines again, replacing the earlier ones")
     parser.add_argument("--compile-cap", type=float, default=180.0, help="seconds per torch.compile mode and shape")
     parser.add_argument("--gpus", type=int, default=1, help="problems measured at once, one GPU each")
     args = parser.parse_args()
@@ -201,7 +205,7 @@ def main() -> None:
 
         save(measure_problem(problem, device, ceilings, args, result["problems"].get(problem.name), save))
         if not args.no_baseline:
-            add_baseline(problem, device, result["problems"][problem.name])
+            add_baseline(problem, device, result["problems"][problem.name], name in args.redo_baseline)
             save(result["problems"][problem.name])
         print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
 

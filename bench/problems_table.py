@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from statistics import geometric_mean
 from typing import Any
@@ -36,21 +37,38 @@ def workload_count(name: str, rows: list[dict[str, Any]]) -> str:
     return f"{measured}" if measured == len(wanted) else f"{measured} of {len(wanted)} (partial)"
 
 
+def baseline(rows: list[dict[str, Any]]) -> list[str]:
+    """The guard's baseline (from one `arcengine eval` of the seed): its speedup over the reference and the seed's
+    over it, both timed in the same rounds, and which route won how many workloads."""
+    judged = [row["baseline"] for row in rows if "baseline" in row]
+    if not judged:
+        return ["not measured"] * 3
+    partial = f" ({len(judged)} of {len(rows)})" if len(judged) < len(rows) else ""
+    over_reference = geometric_mean([b["reference_us"] / b["time_us"] for b in judged])
+    seed_over = geometric_mean([b["time_us"] / b["seed_us"] for b in judged])
+    wins = Counter(b["route"] for b in judged)
+    return [f"{over_reference:.2f}x{partial}", f"{seed_over:.2f}x",
+            ", ".join(f"{route} {count}" for route, count in wins.most_common())]
+
+
 def table(results: dict[str, Any]) -> str:
-    lines = ["| problem | workloads | seed | torch.compile | max-autotune | seed at roofline |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| problem | workloads | seed | torch.compile | max-autotune | baseline | seed / baseline "
+             "| baseline won by | seed at roofline |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, problem in sorted(results["problems"].items()):
         rows = problem["workloads"]
         sol = geometric_mean([row["seed_sol_fraction"] for row in rows])
         count = workload_count(name, rows)
-        lines.append(f"| `{name}` | {count} | " + " | ".join(speedup(rows, c) for c in CONTENDERS)
-                     + f" | {sol:.0%} |")
+        cells = [speedup(rows, c) for c in CONTENDERS] + baseline(rows)
+        lines.append(f"| `{name}` | {count} | " + " | ".join(cells) + f" | {sol:.0%} |")
     device = results["device"]
     days = sorted({run["date"][:10] for run in [*results.get("earlier_runs", []), results]})
     measured_on = days[0] if len(days) == 1 else f"measured from {days[0]} to {days[-1]}"
     lines.append("")
     lines.append(f"Speedups over the PyTorch reference, geometric mean over the measured workloads (held-out ones "
-                 f"included); \"seed at roofline\": the roofline time over the seed's time. {device['name']}, "
+                 f"included); \"baseline\": the guard's baseline (per workload the fastest correct route, or the "
+                 f"reference where it is faster; `arcengine eval` of the seed) over the reference, both timed in the "
+                 f"same rounds; \"seed at roofline\": the roofline time over the seed's time. {device['name']}, "
                  f"torch {results['versions']['torch']}, triton {results['versions']['triton']}, "
                  f"{measured_on}. Per workload: `bench/results/problems-h200.json`.")
     return "\n".join(lines)

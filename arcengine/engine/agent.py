@@ -15,7 +15,7 @@ from typing import Protocol
 from arcengine.domain.events import CandidateDecided, CandidateProposed, Event, ProviderCalled
 from arcengine.domain.run import Phase
 from arcengine.domain.skills import Skill
-from arcengine.guard.baseline_times import REFERENCE_ROUTE
+from arcengine.guard.child.baselines import REFERENCE_ROUTE
 from arcengine.providers.base import AgentContext, Proposal, Provider, ProviderError, ProviderExhausted, Reflection
 
 

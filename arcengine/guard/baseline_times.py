@@ -28,7 +28,6 @@ BASELINE_MODES: tuple[BaselineMode, ...] = ("once", "every", "off")
 # H200 children agree within 5% (see above); two children on a two-core CPU machine move by 10% together.
 DRIFT = {"cuda": 0.05, "cpu": 0.15}
 OUTLIER = 0.15  # one workload's move (or three combined standard errors, if more) beyond which they are too
-REFERENCE_ROUTE = "reference"  # the baseline's name where none is declared, or none of its routes was correct
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ import numpy as np
 
 from arcengine.domain.events import Decision, WorkloadResult
 from arcengine.domain.problem import Problem, Workload
-from arcengine.guard.baseline_times import DRIFT, REFERENCE_ROUTE, BaselineTime, chain_holds
+from arcengine.guard.baseline_times import DRIFT, BaselineTime, chain_holds
+from arcengine.guard.child.baselines import REFERENCE_ROUTE
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
 
 # A measured time under this fraction of the roofline floor is physically impossible: the kernel skipped work.

@@ -9,7 +9,8 @@ import anyio
 
 from arcengine.domain.events import CandidateDecided
 from arcengine.domain.problem import Problem
-from arcengine.guard.baseline_times import REFERENCE_ROUTE, BaselineMode
+from arcengine.guard.baseline_times import BaselineMode
+from arcengine.guard.child.baselines import REFERENCE_ROUTE
 from arcengine.guard.decision import PASSING, SUSPICIOUS_SPEEDUP, Thresholds
 from arcengine.guard.gate import check_source
 from arcengine.guard.service import GuardService
@@ -80,7 +81,8 @@ def baseline_note(decided: CandidateDecided) -> str:
         return "no gain over the baseline measured"
     routes = sorted({w.baseline_route for w in visible if w.baseline_route})
     if routes == [REFERENCE_ROUTE]:
-        return f"{decided.speedup_over_baseline:.3f}x the baseline (none declared or correct: the reference)"
+        reason = "the reference: no route declared, correct or faster"
+        return f"{decided.speedup_over_baseline:.3f}x the baseline ({reason})"
     faster = sum(1 for w in visible if (w.speedup_over_baseline or 0) > 1)
     return (f"{decided.speedup_over_baseline:.3f}x the baseline ({', '.join(routes)}); "
             f"{faster}/{len(visible)} shapes faster than baseline")

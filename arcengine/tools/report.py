@@ -65,7 +65,7 @@ class WorkloadRow:
     ref_time_us: float | None
     speedup: float | None
     sol_score: float | None
-    baseline_route: str | None = None  # what won as the baseline here ("reference": none declared or correct)
+    baseline_route: str | None = None  # what won here ("reference": no route declared, correct or faster)
     baseline_time_us: float | None = None
     speedup_over_baseline: float | None = None
 

@@ -15,7 +15,7 @@ from arcengine.domain.problem import ProblemError, load_problem
 from arcengine.guard.baseline_times import BaselineCache, BaselineTime, chain_holds
 from arcengine.guard.decision import Thresholds, judge
 from tests.conftest import SCALE, scale_source
-from tests.guard.test_child import WORKLOADS, _evaluate
+from tests.guard.test_child import REFERENCE, WORKLOADS, _evaluate
 from tests.test_cli import arcengine
 
 LIBRARY = """
@@ -32,10 +32,17 @@ def raises(x):
 """
 
 
-def _with_baseline(tmp_path: Path, routes: list[str], source: str = LIBRARY, **extra: object) -> dict:
+# The reference in a slow formulation: two hundred copies after the product, so every correct route, torch.compile
+# of it included, is faster and wins (a route the reference outruns is not the baseline: the reference is).
+SLOW_TAIL = "    for _ in range(200):\n        y = y.clone()\n    return y\n"
+SLOW_REFERENCE = REFERENCE.replace("    return x * 2\n", "    y = x * 2\n" + SLOW_TAIL)
+
+
+def _with_baseline(tmp_path: Path, routes: list[str], source: str = LIBRARY, reference: str = SLOW_REFERENCE,
+                   **extra: object) -> dict:
     library = tmp_path / "baseline.py"
     library.write_text(source)
-    return _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n",
+    return _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n", reference=reference,
                      baseline={"routes": routes, "module": str(library)}, **extra)
 
 
@@ -54,6 +61,19 @@ def test_a_child_times_every_correct_route_and_names_the_fastest(tmp_path: Path)
     assert result["seconds"]["baseline"] > 0
 
 
+def test_a_route_the_reference_outruns_leaves_the_reference_as_the_baseline(tmp_path: Path) -> None:
+    """A user who has the reference can run it: a route slower than it is timed and listed, but not the
+    baseline."""
+    slow_route = "def doubled(x):\n    y = x + x\n" + SLOW_TAIL
+    result = _with_baseline(tmp_path, ["doubled"], source=slow_route, reference=REFERENCE)
+    assert result["correct"], result["failure"]
+    for workload in result["workloads"]:
+        assert set(workload["baseline_times_us"]) == {"doubled"}
+        assert workload["baseline_route"] == "reference"
+        assert workload["baseline_time_us"] == workload["ref_time_us"] < workload["baseline_times_us"]["doubled"]
+        assert len(workload["baseline_paired_ratios"]) == workload["reps"]
+
+
 def test_a_baseline_that_does_not_load_leaves_the_candidate_judged(tmp_path: Path) -> None:
     result = _with_baseline(tmp_path, ["doubled"], source="raise ImportError('cublas missing')\n")
     assert result["correct"], result["failure"]
@@ -70,8 +90,8 @@ def test_a_child_without_a_baseline_times_none(tmp_path: Path) -> None:
 
 @pytest.mark.heavy
 def test_torch_compile_of_the_reference_is_a_route_compiled_per_workload(tmp_path: Path) -> None:
-    result = _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n", baseline={"routes": ["compile"]},
-                       workloads=WORKLOADS[:1])
+    result = _evaluate(tmp_path, "def run(x):\n    return x * 2.0\n", reference=SLOW_REFERENCE,
+                       baseline={"routes": ["compile"]}, workloads=WORKLOADS[:1])
     assert result["correct"], result["failure"]
     workload = result["workloads"][0]
     assert workload["baseline_failures"] == {}
@@ -182,6 +202,13 @@ def _problem_with(tmp_path: Path, table: str, library: str | None = None) -> Pat
     return folder
 
 
+def _slow_reference(folder: Path) -> Path:
+    """The scale fixture's reference made slow, so a declared route is the baseline on every shape."""
+    reference = folder / "reference.py"
+    reference.write_text(reference.read_text().replace("    return x * 2 + 1\n", "    y = x * 2 + 1\n" + SLOW_TAIL))
+    return folder
+
+
 def test_a_problem_declares_its_routes_and_the_cpu_skips_torch_compile_by_default(tmp_path: Path) -> None:
     problem = load_problem(_problem_with(tmp_path, 'routes = ["compile", "doubled"]', LIBRARY))
     assert problem.baseline_routes_for("cuda") == ("compile", "doubled")
@@ -199,6 +226,7 @@ def test_a_route_that_is_not_defined_is_a_problem_error(tmp_path: Path) -> None:
 def test_eval_reports_the_gain_over_the_baseline_and_falls_back_to_the_reference(tmp_path: Path) -> None:
     folder = _problem_with(tmp_path, 'routes = ["compile", "plain"]',
                            "def plain(x):\n    return x * 2 + 1\n")
+    _slow_reference(folder)
     candidate = tmp_path / "candidate.py"
     candidate.write_text(scale_source("return x * 2 + 1"))
     result = arcengine("eval", str(folder), str(candidate), "--device", "cpu", "--json")
@@ -212,7 +240,7 @@ def test_eval_reports_the_gain_over_the_baseline_and_falls_back_to_the_reference
     without = json.loads(arcengine("eval", str(folder), str(candidate), "--device", "cpu", "--json",
                                    "--no-baseline").stdout)
     assert {w["baseline_route"] for w in without["workloads"]} == {"reference"}
-    assert "none declared or correct: the reference" in without["baseline"]
+    assert "the reference: no route declared, correct or faster" in without["baseline"]
 
 
 @pytest.mark.heavy
@@ -231,8 +259,11 @@ def test_torch_compile_of_a_kernelbench_model_is_its_baseline(tmp_path: Path, mo
                        workloads=[{"index": 0, "axes": {"CASE": 1}, "held_out": False}],
                        baseline={"routes": ["compile"]})
     assert result["correct"], result["failure"]
-    assert result["workloads"][0]["baseline_failures"] == {}
-    assert result["workloads"][0]["baseline_route"] == "compile"
+    workload = result["workloads"][0]
+    assert workload["baseline_failures"] == {} and "compile" in workload["baseline_times_us"]
+    # on a CPU, eager Linear+ReLU can outrun its compilation: then the reference is the baseline
+    faster = "compile" if workload["baseline_times_us"]["compile"] <= workload["ref_time_us"] else "reference"
+    assert workload["baseline_route"] == faster
 
 
 # ---------------------------------------------------------------- a campaign
@@ -244,7 +275,7 @@ async def test_a_campaign_reports_the_gain_over_the_baseline_and_can_target_it(t
     from arcengine.providers.scripted import ScriptedProvider
     from arcengine.recording.eventlog import read_events
 
-    folder = _problem_with(tmp_path, 'routes = ["plain"]', "def plain(x):\n    return x * 2 + 1\n")
+    folder = _slow_reference(_problem_with(tmp_path, 'routes = ["plain"]', "def plain(x):\n    return x * 2 + 1\n"))
     fast = scale_source("return x * 2 + 1")
     config = campaign_config(problem=str(folder), budget=3, plateau=None, baseline="every")
     summary = await Campaign(config, provider=ScriptedProvider([fast], cycle=True)).run()

@@ -4,7 +4,8 @@ A problem declares its routes (``[baseline] routes`` in problem.toml): ``compile
 ``torch.compile``), ``compile-max-autotune`` (the same, autotuned), or the name of a function in the problem's
 ``baseline.py`` called like the reference's ``run`` (a library route: cuBLAS through ``torch.mm``, SDPA, ...).
 The judge checks each route like a candidate and times every correct one in the same rounds as the others; per
-workload the fastest is the baseline.
+workload the fastest is the baseline, unless the reference itself is faster: a user who has the reference can
+run it, so a baseline never trails it (``REFERENCE_ROUTE`` then names the reference as the baseline).
 
 Each workload gets a compilation of its own, specialised to its shapes (``dynamic=False``) from a fresh copy of
 the reference's code: Dynamo keeps its cache on the code object, so one compiled function shared by every shape
@@ -22,6 +23,7 @@ from types import ModuleType
 
 COMPILE_MODES = {"compile": "default", "compile-max-autotune": "max-autotune"}
 ROLE_PREFIX = "baseline:"  # the timing loop's name of a route: "baseline:compile"
+REFERENCE_ROUTE = "reference"  # the baseline's name where the reference is: no route declared, correct or faster
 
 Fn = Callable[..., object]
 

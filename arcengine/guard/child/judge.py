@@ -670,8 +670,11 @@ class Evaluation:
                 record.baseline_times_us[route] = median
         if record.baseline_times_us:
             fastest = min(record.baseline_times_us, key=record.baseline_times_us.__getitem__)
-            record.baseline_route, record.baseline_time_us = fastest, record.baseline_times_us[fastest]
-            record.baseline_paired_ratios = measured.paired_ratios(baselines.role_of(fastest), "candidate")
+            role = baselines.role_of(fastest)
+            if record.ref_time_us is not None and record.ref_time_us < record.baseline_times_us[fastest]:
+                fastest, role = baselines.REFERENCE_ROUTE, "reference"  # a user would run the reference
+            record.baseline_route, record.baseline_time_us = fastest, measured.median_us(role)
+            record.baseline_paired_ratios = measured.paired_ratios(role, "candidate")
 
     # ------------------------------------------------------------ helpers
 
