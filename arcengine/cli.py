@@ -198,7 +198,7 @@ def _newest_run(parent: Path) -> Path:
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, suspicious_speedup: float,
                  baseline: bool, child_memory: float | None, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
-    from arcengine.tools.evaluate import evaluate_file, verdict_json
+    from arcengine.tools.evaluate import eval_report, evaluate_file
 
     loaded = load_problem(problem)
     if not candidate.is_file():
@@ -207,25 +207,24 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
                                                 timeout_s=timeout, memory_limit_gib=child_memory,
                                                 suspicious_speedup=suspicious_speedup,
                                                 baseline="every" if baseline else "off"))
-    document = verdict_json(decided)
+    report = eval_report(decided)
     if json_output:
-        _emit_json(document)
+        _emit_json(report.model_dump(mode="json"))
     else:
-        print(f"{document['verdict'].upper()} on {used}: {decided.reason}")
-        for warning in document["warnings"]:
+        print(f"{report.verdict.upper()} on {used}: {decided.reason}")
+        for warning in report.warnings:
             print(f"  warning: {warning}")
-        for w in document["workloads"]:
-            axes = ", ".join(f"{k}={v}" for k, v in w["axes"].items())
-            tag = " (held out)" if w["held_out"] else ""
-            timing = (f"{w['time_us']:.1f} us vs {w['ref_time_us']:.1f} us: {w['speedup']:.3f}x"
-                      if w["time_us"] and w["ref_time_us"] and w["speedup"] else (w["failure"] or ""))
-            if w["speedup_over_baseline"] and w["baseline_route"] != REFERENCE_ROUTE:
-                timing += (f"; baseline {w['baseline_route']} {w['baseline_time_us']:.1f} us: "
-                           f"{w['speedup_over_baseline']:.3f}x")
-            print(f"  {axes}{tag}: {'ok' if w['correct'] else 'FAIL'} {timing}")
+        for w in report.workloads:
+            axes = ", ".join(f"{k}={v}" for k, v in w.axes.items())
+            tag = " (held out)" if w.held_out else ""
+            timing = (f"{w.time_us:.1f} us vs {w.ref_time_us:.1f} us: {w.speedup:.3f}x"
+                      if w.time_us and w.ref_time_us and w.speedup else (w.failure or ""))
+            if w.speedup_over_baseline and w.baseline_time_us and w.baseline_route != REFERENCE_ROUTE:
+                timing += f"; baseline {w.baseline_route} {w.baseline_time_us:.1f} us: {w.speedup_over_baseline:.3f}x"
+            print(f"  {axes}{tag}: {'ok' if w.correct else 'FAIL'} {timing}")
         if decided.speedup:
             print(f"speedup (geometric mean over visible workloads): {decided.speedup:.3f}x the reference, "
-                  f"{document['baseline']}")
+                  f"{report.baseline}")
         if decided.suspicious:
             print(f"checked twice ({decided.suspicious}): "
                   f"{'confirmed' if decided.confirmed else 'not confirmed'} by a fresh child")
@@ -234,7 +233,7 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
         print(f"guard: {decided.guard_seconds:.1f} s, of which loading {phases.get('load', 0.0):.1f} s, "
               f"compiling {phases.get('precompile', 0.0) + phases.get('compile', 0.0):.1f} s, "
               f"checking {phases.get('correctness', 0.0):.1f} s, timing {phases.get('timing', 0.0):.1f} s")
-    if document["verdict"] != "pass":
+    if report.verdict != "pass":
         sys.exit(1)
 
 
@@ -252,6 +251,7 @@ def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_s
     """Re-drive the engine from a campaign's event log (recorded replies and decisions; no network, no GPU) and
     check that every agent gets the same decisions in the same order. Exit 1 where they differ."""
     from arcengine.console import HeadlessDisplay
+    from arcengine.engine.summary import ReplaySummary
     from arcengine.tools.replay import replay_run
 
     def start(display: Display) -> Awaitable[ReplayResult]:
@@ -264,8 +264,8 @@ def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_s
     else:
         result = anyio.run(start, HeadlessDisplay(sys.stderr if json_output else sys.stdout))
     if json_output:
-        _emit_json({**result.summary.model_dump(mode="json"), "replayed": str(run_dir),
-                    "divergence": result.divergence})
+        report = ReplaySummary(**dict(result.summary), replayed=str(run_dir), divergence=result.divergence)
+        _emit_json(report.model_dump(mode="json"))
     elif result.divergence:
         print(f"replay DIVERGED from {run_dir}: {result.divergence}")
     else:

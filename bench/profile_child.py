@@ -59,7 +59,7 @@ def main() -> None:
         profile_workers(args.workers, args.top)
     warm_up()  # as the zygote does before it forks a child
     workers = fork_workers()  # as the child does: before anything touches CUDA
-    spec = parse_spec({**guard.child_spec(kernel, problem.seed_path.resolve(), 1), "result": "/dev/null"})
+    spec = parse_spec({**guard.child_spec(kernel, problem.seed_path.resolve(), 1).document(), "result": "/dev/null"})
     profiler = cProfile.Profile()
     try:
         result = profiler.runcall(Evaluation(spec, workers).run)

@@ -55,3 +55,11 @@ class CampaignSummary(Contract):
     cost_known: bool  # False: the model has no price, cost_usd counts nothing
     elapsed_s: float
     agents: list[AgentTotals]
+
+
+class ReplaySummary(CampaignSummary):
+    """``replay --json``: the replay's own summary, the run it replayed and where it first differed (None: it
+    reproduced every agent's decisions)."""
+
+    replayed: str
+    divergence: str | None

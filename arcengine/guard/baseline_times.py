@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from arcengine.guard.contract import WorkloadOutcome
 
 BaselineMode = Literal["once", "every", "off"]
 BASELINE_MODES: tuple[BaselineMode, ...] = ("once", "every", "off")
@@ -52,19 +54,19 @@ class BaselineTime:
         return moved is not None and abs(moved) <= math.log1p(noise)
 
 
-def chain_holds(kept: Mapping[int, BaselineTime], workloads: Sequence[Mapping[str, Any]],
+def chain_holds(kept: Mapping[int, BaselineTime], workloads: Sequence[WorkloadOutcome],
                 drift: float = DRIFT["cuda"]) -> bool:
     """Whether a child's references agree with those timed beside the kept baseline: each workload within its
     noise, and all of them together within ``drift`` (no kept times: nothing to contradict)."""
     drifts, variances = [], []
     for entry in workloads:
-        time = kept.get(int(entry["index"]))
-        if time is None or not entry.get("ref_time_us"):
+        time = kept.get(entry.index)
+        if time is None or not entry.ref_time_us:
             continue
-        if not time.agrees(entry.get("ref_time_us"), entry.get("ref_rel_se")):
+        if not time.agrees(entry.ref_time_us, entry.ref_rel_se):
             return False
-        drifts.append(time.drift(entry.get("ref_time_us")) or 0.0)
-        variances.append(time.ref_rel_se ** 2 + float(entry.get("ref_rel_se") or 0.0) ** 2)
+        drifts.append(time.drift(entry.ref_time_us) or 0.0)
+        variances.append(time.ref_rel_se ** 2 + (entry.ref_rel_se or 0.0) ** 2)
     if not drifts:
         return True
     # Within a child the standard errors are small; between children the same reference moves by about as much as
@@ -73,15 +75,11 @@ def chain_holds(kept: Mapping[int, BaselineTime], workloads: Sequence[Mapping[st
     return abs(math.fsum(drifts) / len(drifts)) <= math.log1p(noise)
 
 
-def measured(workloads: Sequence[Mapping[str, Any]]) -> dict[int, BaselineTime]:
+def measured(workloads: Sequence[WorkloadOutcome]) -> dict[int, BaselineTime]:
     """The baseline times a child's result holds, per workload index."""
-    found = {}
-    for entry in workloads:
-        route, time_us, ref_us = entry.get("baseline_route"), entry.get("baseline_time_us"), entry.get("ref_time_us")
-        if route and time_us and ref_us:
-            found[int(entry["index"])] = BaselineTime(str(route), float(time_us), float(ref_us),
-                                                      float(entry.get("ref_rel_se") or 0.0))
-    return found
+    return {entry.index: BaselineTime(entry.baseline_route, entry.baseline_time_us, entry.ref_time_us,
+                                      entry.ref_rel_se or 0.0)
+            for entry in workloads if entry.baseline_route and entry.baseline_time_us and entry.ref_time_us}
 
 
 class BaselineCache:
@@ -102,7 +100,7 @@ class BaselineCache:
     def kept(self, gpu: int | None) -> dict[int, BaselineTime]:
         return self._kept.get(gpu, {})
 
-    def learn(self, gpu: int | None, workloads: Sequence[Mapping[str, Any]], timed: bool) -> None:
+    def learn(self, gpu: int | None, workloads: Sequence[WorkloadOutcome], timed: bool) -> None:
         """After a child: keep what it measured, or drop the kept times if its reference no longer agrees."""
         if timed:
             found = measured(workloads)

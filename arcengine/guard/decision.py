@@ -14,6 +14,7 @@ from arcengine.domain.events import Decision, WorkloadResult
 from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import DRIFT, BaselineTime, chain_holds
 from arcengine.guard.child.baselines import REFERENCE_ROUTE
+from arcengine.guard.contract import ChildResult, WorkloadOutcome
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
 
 # A measured time under this fraction of the roofline floor is physically impossible: the kernel skipped work.
@@ -69,44 +70,44 @@ def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) ->
     return roofline_seconds(flops, nbytes, ceilings.flops_per_s, ceilings.bytes_per_s) * 1e6
 
 
-def _over_baseline(entry: dict[str, Any], speedup: float | None, floor: float,
+def _over_baseline(entry: WorkloadOutcome, speedup: float | None, floor: float,
                    kept: BaselineTime | None, stale: bool = False) -> dict[str, Any]:
     """The workload's baseline and the candidate's gain over it: timed in this child (paired); else read through
     the reference from a child that timed it, if this child's reference agrees with that one's; else, where no
     route is declared or correct, the reference stands in and says so. ``stale``: the kept times no longer
     hold (the references moved), and no figure is given."""
-    time_us = entry.get("time_us")
-    found: dict[str, Any] = {"baseline_times_us": entry.get("baseline_times_us") or {},
-                             "baseline_failures": entry.get("baseline_failures") or {}}
+    time_us = entry.time_us
+    found: dict[str, Any] = {"baseline_times_us": entry.baseline_times_us,
+                             "baseline_failures": entry.baseline_failures}
     if speedup is None or not time_us:
         return found
-    if entry.get("baseline_time_us"):
-        base_us = float(entry["baseline_time_us"])
-        return {**found, "baseline_route": entry.get("baseline_route"), "baseline_time_us": base_us,
+    if entry.baseline_time_us:
+        base_us = entry.baseline_time_us
+        return {**found, "baseline_route": entry.baseline_route, "baseline_time_us": base_us,
                 "speedup_over_baseline": base_us / max(time_us, floor)}
     if stale:
         return found
-    if kept is not None:  # the references agree (chain_holds): the baseline's ratio to them still holds
+    if kept is not None and entry.ref_time_us:  # the references agree (chain_holds): the ratio to them holds
         ratio = kept.time_us / kept.ref_time_us
-        return {**found, "baseline_route": kept.route, "baseline_time_us": ratio * entry["ref_time_us"],
+        return {**found, "baseline_route": kept.route, "baseline_time_us": ratio * entry.ref_time_us,
                 "speedup_over_baseline": speedup * ratio}
-    return {**found, "baseline_route": REFERENCE_ROUTE, "baseline_time_us": entry.get("ref_time_us"),
+    return {**found, "baseline_route": REFERENCE_ROUTE, "baseline_time_us": entry.ref_time_us,
             "speedup_over_baseline": speedup}
 
 
-def _measured(entry: dict[str, Any], workload: Workload, floor: float,
+def _measured(entry: WorkloadOutcome, workload: Workload, floor: float,
               kept: BaselineTime | None = None, stale: bool = False) -> WorkloadResult:
-    time_us, ref_us = entry.get("time_us"), entry.get("ref_time_us")
+    time_us, ref_us = entry.time_us, entry.ref_time_us
     speedup = sol = None
     if time_us and ref_us:
         speedup = ref_us / max(time_us, floor)
         sol = sol_score(time_us, ref_us, floor)
     return WorkloadResult(
         index=workload.index, axes=workload.axes, held_out=workload.held_out,
-        correct=bool(entry.get("correct")), failure=entry.get("failure"), max_abs_err=entry.get("max_abs_err"),
-        time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.get("incumbent_time_us"),
-        speedup=speedup, sol_score=sol, reps=entry.get("reps"), rel_se=entry.get("rel_se"),
-        harness=entry.get("harness") or {}, **_over_baseline(entry, speedup, floor, kept, stale),
+        correct=entry.correct, failure=entry.failure, max_abs_err=entry.max_abs_err,
+        time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.incumbent_time_us,
+        speedup=speedup, sol_score=sol, reps=entry.reps, rel_se=entry.rel_se,
+        harness=entry.harness, **_over_baseline(entry, speedup, floor, kept, stale),
     )
 
 
@@ -145,7 +146,7 @@ def _label(w: WorkloadResult) -> str:
 
 
 def judge(
-    result: dict[str, Any],
+    result: ChildResult,
     problem: Problem,
     workloads: list[Workload],
     thresholds: Thresholds,
@@ -162,15 +163,15 @@ def judge(
     kept = baselines or {}
     # Read through the reference only while this child's references agree with those timed beside the baseline;
     # else no figure rather than a wrong one.
-    stale = bool(kept) and not chain_holds(kept, result.get("workloads", []), drift)
-    results = tuple(_measured(e, by_index[e["index"]], floors[e["index"]], kept.get(e["index"]), stale)
-                    for e in result.get("workloads", []))
+    stale = bool(kept) and not chain_holds(kept, result.workloads, drift)
+    results = tuple(_measured(e, by_index[e.index], floors[e.index], kept.get(e.index), stale)
+                    for e in result.workloads)
     # Every workload must have been checked and say correct, whatever the child's summary claims.
     complete = {w.index for w in results if w.correct} == set(by_index)
-    if not result.get("correct") or not complete:
-        reason = result.get("failure") or "not every workload was checked correct"
+    if not result.correct or not complete:
+        reason = result.failure or "not every workload was checked correct"
         return Verdict("REVERT", f"incorrect: {reason}", False, workloads=results,
-                       failure_held_out=bool(result.get("failure_held_out")))
+                       failure_held_out=result.failure_held_out)
     for w in results:
         floor = floors[w.index]
         if w.time_us is not None and floor > 0 and w.time_us < IMPOSSIBLE_FRACTION * floor:
@@ -185,8 +186,7 @@ def judge(
     if not has_incumbent:
         return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results,
                        suspicious=suspicious, suspects=suspects, **gains)
-    visible_entries = {e["index"]: e for e in result.get("workloads", []) if not by_index[e["index"]].held_out}
-    ratios = [list(e.get("paired_ratios") or []) for e in visible_entries.values()]
+    ratios = [e.paired_ratios for e in result.workloads if not by_index[e.index].held_out]
     if not ratios or not all(ratios):
         return Verdict("REVERT", "no paired timing against the incumbent", True, speedup, held_out_speedup,
                        None, results, **gains)

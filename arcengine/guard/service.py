@@ -16,11 +16,13 @@ from typing import Any
 
 import anyio
 import structlog
+from pydantic import ValidationError
 
 from arcengine.domain.errors import UserError
 from arcengine.domain.events import CandidateDecided, DeviceProfiled
 from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import BaselineCache, BaselineMode
+from arcengine.guard.contract import BaselineSpec, ChildResult, ChildSpec, TimingSpec, ToleranceSpec, WorkloadSpec
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, confirm, judge
 from arcengine.guard.gate import check_source
 from arcengine.guard.gpus import GpuSelectionError, pinned_environment, select_gpus
@@ -41,10 +43,9 @@ PIPELINE_LANES = 2  # children in flight per GPU: one on the device, the next pr
 # milliseconds, more than eight calls of a small kernel; at least three blocks per role (24 calls), and a
 # quarter-second per workload for the kernels too small and noisy to reach the error target sooner.
 TIMING = {
-    "cpu": {"warmup": 1, "min_reps": 3, "max_reps": 20, "target_rel_se": 0.02,
-            "max_seconds_per_workload": 0.15},
-    "cuda": {"warmup": 4, "min_reps": 24, "max_reps": 300, "target_rel_se": 0.005,
-             "max_seconds_per_workload": 0.25, "block": 8},
+    "cpu": TimingSpec(warmup=1, min_reps=3, max_reps=20, target_rel_se=0.02, max_seconds_per_workload=0.15),
+    "cuda": TimingSpec(warmup=4, min_reps=24, max_reps=300, target_rel_se=0.005, max_seconds_per_workload=0.25,
+                       block=8),
 }
 
 
@@ -245,70 +246,68 @@ class GuardService:
             await job.written.wait()
 
     def child_spec(self, candidate_path: Path, incumbent_path: Path | None, order: int,
-                   baseline: bool = False) -> dict[str, Any]:
+                   baseline: bool = False) -> ChildSpec:
         """What a child needs to judge one candidate (the launcher adds where to write the result); with
         ``baseline`` it checks and times the baseline's routes too."""
         routes = self.problem.baseline_routes_for(self.device)
         library = self.problem.baseline_path if self.problem.baseline_path.is_file() else None
-        return {
-            "mode": "evaluate",
-            "device": self.device,
-            "reference": str(self.problem.reference_path),
-            "candidate": str(candidate_path),
-            "incumbent": str(incumbent_path) if incumbent_path else None,
-            "workloads": [{"index": w.index, "axes": w.axes, "held_out": w.held_out} for w in self.workloads],
-            "tolerance": vars(self.problem.tolerance),
-            "seeds": list(range(self.seeds)),
-            "distributions": list(self.problem.distributions),
-            "deterministic": self.problem.deterministic,
-            "timing": TIMING[self.device],
-            "rng_seed": self.rng_seed + order,
-            "baseline": {"routes": list(routes), "module": str(library) if library else None}
+        return ChildSpec(
+            device=self.device,
+            reference=str(self.problem.reference_path),
+            candidate=str(candidate_path),
+            incumbent=str(incumbent_path) if incumbent_path else None,
+            workloads=tuple(WorkloadSpec(index=w.index, axes=w.axes, held_out=w.held_out) for w in self.workloads),
+            tolerance=ToleranceSpec(**vars(self.problem.tolerance)),
+            seeds=tuple(range(self.seeds)),
+            distributions=tuple(self.problem.distributions),
+            deterministic=self.problem.deterministic,
+            timing=TIMING[self.device],
+            rng_seed=self.rng_seed + order,
+            baseline=BaselineSpec(routes=tuple(routes), module=str(library) if library else None)
             if baseline and routes else None,
-        }
+        )
 
-    async def _run_once(self, job: Job, worker: Worker, attempt: int) -> tuple[Verdict, ChildOutcome]:
+    async def _run_once(self, job: Job, worker: Worker, attempt: int) -> tuple[Verdict, ChildOutcome, ChildResult]:
         gpu = worker.slot.gpu
         # A confirmation reads its figures through the reference, unless every child times the baseline: its verdict
         # is the one reported when it does not confirm.
         timed = self.baselines.wanted(gpu) and (attempt == 0 or self.baselines.mode == "every")
         spec = self.child_spec(job.candidate_path, job.incumbent_path, job.priority[1], baseline=timed)
-        spec["rng_seed"] += 1_000_003 * attempt  # a confirmation draws its own round orders
-        outcome = await worker.launcher.run(spec, device=self.device, timeout_s=self.timeout_s,
+        spec = spec.model_copy(update={"rng_seed": spec.rng_seed + 1_000_003 * attempt})  # its own round orders
+        outcome = await worker.launcher.run(spec.document(), device=self.device, timeout_s=self.timeout_s,
                                             env_extra={**self._env, **worker.slot.env}, turns=worker.turns)
         failure = outcome.failure()
-        result = outcome.result or {}
-        if failure is None and not result.get("ok", False):
-            failure = f"harness failed: {result.get('failure') or 'unknown'}"
+        result = read_result(outcome)
+        if failure is None and not result.ok:
+            failure = f"harness failed: {result.failure or 'unknown'}"
         if failure is not None:
-            return Verdict("REVERT", failure, False), outcome
+            return Verdict("REVERT", failure, False), outcome, result
         kept = {} if timed else self.baselines.kept(gpu)
         verdict = judge(result, self.problem, self.workloads, self.thresholds, worker.slot.ceilings,
                         has_incumbent=job.incumbent_path is not None, baselines=kept, drift=self.baselines.drift)
         if verdict.correct and attempt == 0:
-            self.baselines.learn(gpu, result.get("workloads", []), timed)
-        return verdict, outcome
+            self.baselines.learn(gpu, result.workloads, timed)
+        return verdict, outcome, result
 
     async def _evaluate(self, job: Job, worker: Worker) -> CandidateDecided:
         await self._file_written(job)
         # Candidate, incumbent and reference are timed in the same child, so every ratio is measured on one
         # GPU; a confirmation runs on the same GPU too.
-        verdict, outcome = await self._run_once(job, worker, attempt=0)
-        seconds, spent = outcome.seconds, phases(outcome.seconds, outcome.result or {})
+        verdict, outcome, result = await self._run_once(job, worker, attempt=0)
+        seconds, spent = outcome.seconds, phases(outcome.seconds, result)
         confirmed = None
         keep = verdict.decision == "KEEP" and job.incumbent_path is not None
         if keep or verdict.suspicious:
             # A KEEP, and a pass too good to believe (judge flags passes only), must survive a second, fresh
             # child: one process's luck is not a result. One child answers both questions.
-            second, again = await self._run_once(job, worker, attempt=1)
+            second, again, again_result = await self._run_once(job, worker, attempt=1)
             seconds += again.seconds
-            more = phases(again.seconds, again.result or {})
+            more = phases(again.seconds, again_result)
             spent = {key: spent.get(key, 0.0) + more.get(key, 0.0) for key in spent.keys() | more.keys()}
             verdict, confirmed = confirm(verdict, second, keep=keep)
         log.info("guard.decided", candidate=job.candidate_id, decision=verdict.decision, seconds=round(seconds, 2),
                  gpu=worker.slot.gpu, suspicious=verdict.suspicious is not None, confirmed=confirmed)
-        result = outcome.result or {}
-        decided = decision(job.candidate_id, job.agent_id, verdict, seconds, result.get("device", {}), spent,
+        decided = decision(job.candidate_id, job.agent_id, verdict, seconds, result.device, spent,
                            confirmed, job.warnings, worker.slot.gpu)
         # Only a pass that was checked twice carries why; every other decision keeps the event's default.
         return decided.model_copy(update={"suspicious": verdict.suspicious}) if verdict.suspicious else decided
@@ -347,8 +346,17 @@ def decision(candidate_id: str, agent_id: str, verdict: Verdict, seconds: float 
         device=device or {}, gpu=gpu,
     )
 
-def phases(total: float, result: dict[str, Any]) -> dict[str, float]:
+def read_result(outcome: ChildOutcome) -> ChildResult:
+    """A child's result through the contract: none (it wrote none) reads as not ok, one outside the contract as a
+    harness failure that says where."""
+    try:
+        return ChildResult.model_validate(outcome.result or {})
+    except ValidationError as error:
+        where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:3])
+        return ChildResult(failure=f"the result is outside the contract ({where})")
+
+
+def phases(total: float, result: ChildResult) -> dict[str, float]:
     """Where a child's wall time went: its own phases, and the rest (process start, imports, exit). A KEEP's
     record sums those of both its children."""
-    inside = {k: float(v) for k, v in (result.get("seconds") or {}).items() if isinstance(v, int | float)}
-    return {**inside, "process": max(0.0, total - sum(inside.values()))}
+    return {**result.seconds, "process": max(0.0, total - sum(result.seconds.values()))}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
+from pydantic import BaseModel
 
 from arcengine.domain.events import CandidateDecided
 from arcengine.domain.problem import Problem
@@ -38,40 +39,63 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
     return decided, guard.device
 
 
-def verdict_json(decided: CandidateDecided) -> dict[str, Any]:
-    """The ``eval --json`` document: reject (gate), fail (ran and was wrong or broke, or a suspicious speedup a
-    fresh child did not confirm: correct, but reverted), pass."""
+class EvalWorkload(BaseModel):
+    """One workload of ``eval --json``."""
+
+    axes: dict[str, Any]
+    held_out: bool
+    correct: bool
+    time_us: float | None
+    ref_time_us: float | None
+    speedup: float | None
+    sol_score: float | None
+    failure: str | None
+    baseline_route: str | None
+    baseline_time_us: float | None
+    speedup_over_baseline: float | None
+    baseline_times_us: dict[str, float]
+    baseline_failures: dict[str, str]
+    harness: dict[str, float]  # how the timer and the workers behaved: head start, record reads, costs
+
+
+class EvalReport(BaseModel):
+    """The ``eval --json`` document."""
+
+    verdict: Literal["pass", "fail", "reject"]
+    reason: str
+    speedup: float | None
+    held_out_speedup: float | None
+    # Over what a user would otherwise run (the problem's baseline; the reference where it declares none).
+    speedup_over_baseline: float | None
+    held_out_speedup_over_baseline: float | None
+    baseline: str  # one line: the gain over the baseline, the routes that won, "N/M shapes faster than baseline"
+    # Why the pass was checked by a second, fresh child (None: one child), and whether that child agreed.
+    suspicious: str | None
+    confirmed: bool | None
+    warnings: list[str]  # what the gate allowed but a reader should weigh (side streams, file writes, native code)
+    workloads: list[EvalWorkload]
+    device: dict[str, Any]
+    # Where the guard's time went: compile (a workload's first calls: JIT, autotuning, torch.compile) apart from
+    # the calls that were checked and timed.
+    guard_seconds: float
+    guard_phases: dict[str, float]
+
+
+def eval_report(decided: CandidateDecided) -> EvalReport:
+    """reject (gate), fail (ran and was wrong or broke, or a suspicious speedup a fresh child did not confirm:
+    correct, but reverted), pass."""
     passed = decided.correct and decided.decision in PASSING
-    verdict = "reject" if decided.decision == "REJECT" else "pass" if passed else "fail"
-    return {
-        "verdict": verdict,
-        "reason": decided.reason,
-        "speedup": decided.speedup,
-        "held_out_speedup": decided.held_out_speedup,
-        # Over what a user would otherwise run (the problem's baseline; the reference where it declares none).
-        "speedup_over_baseline": decided.speedup_over_baseline,
-        "held_out_speedup_over_baseline": decided.held_out_speedup_over_baseline,
-        "baseline": baseline_note(decided),
-        # Why the pass was checked by a second, fresh child (None: one child), and whether that child agreed.
-        "suspicious": decided.suspicious,
-        "confirmed": decided.confirmed,
-        # What the gate allowed but a reader should weigh (side streams, file writes, native code...).
-        "warnings": list(decided.warnings),
-        "workloads": [
-            {"axes": w.axes, "held_out": w.held_out, "correct": w.correct, "time_us": w.time_us,
-             "ref_time_us": w.ref_time_us, "speedup": w.speedup, "sol_score": w.sol_score, "failure": w.failure,
-             "baseline_route": w.baseline_route, "baseline_time_us": w.baseline_time_us,
-             "speedup_over_baseline": w.speedup_over_baseline, "baseline_times_us": w.baseline_times_us,
-             # how the timer and the workers behaved: head start, record reads, costs
-             "baseline_failures": w.baseline_failures, "harness": w.harness}
-            for w in decided.workloads
-        ],
-        "device": decided.device,
-        # Where the guard's time went: compile (a workload's first calls: JIT, autotuning, torch.compile) apart
-        # from the calls that were checked and timed.
-        "guard_seconds": decided.guard_seconds,
-        "guard_phases": decided.guard_phases,
-    }
+    fields = EvalWorkload.model_fields
+    return EvalReport(
+        verdict="reject" if decided.decision == "REJECT" else "pass" if passed else "fail",
+        reason=decided.reason, speedup=decided.speedup, held_out_speedup=decided.held_out_speedup,
+        speedup_over_baseline=decided.speedup_over_baseline,
+        held_out_speedup_over_baseline=decided.held_out_speedup_over_baseline,
+        baseline=baseline_note(decided), suspicious=decided.suspicious, confirmed=decided.confirmed,
+        warnings=list(decided.warnings),
+        workloads=[EvalWorkload(**{name: getattr(w, name) for name in fields}) for w in decided.workloads],
+        device=decided.device, guard_seconds=decided.guard_seconds, guard_phases=decided.guard_phases,
+    )
 
 
 def baseline_note(decided: CandidateDecided) -> str:

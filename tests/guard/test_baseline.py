@@ -13,6 +13,7 @@ import pytest
 
 from arcengine.domain.problem import ProblemError, load_problem
 from arcengine.guard.baseline_times import BaselineCache, BaselineTime, chain_holds
+from arcengine.guard.contract import ChildResult, WorkloadOutcome
 from arcengine.guard.decision import Thresholds, judge
 from tests.conftest import SCALE, scale_source
 from tests.guard.test_child import REFERENCE, WORKLOADS, _evaluate
@@ -119,10 +120,10 @@ def test_a_candidate_equal_to_the_baseline_is_within_the_noise_of_it(tmp_path: P
 # ---------------------------------------------------------------- the decision
 
 
-def _result(ref_us: float, time_us: float, **baseline: object) -> dict:
+def _result(ref_us: float, time_us: float, **baseline: object) -> ChildResult:
     entry = {"index": 0, "correct": True, "time_us": time_us, "ref_time_us": ref_us, "ref_rel_se": 0.001,
              "paired_ratios": [], **baseline}
-    return {"ok": True, "correct": True, "workloads": [entry]}
+    return ChildResult.model_validate({"ok": True, "correct": True, "workloads": [entry]})
 
 
 def _scale_gpu_workload():
@@ -156,15 +157,19 @@ def test_without_a_baseline_the_reference_stands_in_and_says_so() -> None:
     assert verdict.workloads[0].baseline_route == "reference"
 
 
+def _records(entries: list[dict]) -> list[WorkloadOutcome]:
+    return [WorkloadOutcome.model_validate(entry) for entry in entries]
+
+
 def test_the_cache_times_once_per_gpu_and_again_once_the_reference_moves() -> None:
     cache = BaselineCache("once", declared=True)
     assert cache.wanted(0)
     timed = [{"index": 0, "baseline_route": "compile", "baseline_time_us": 20.0, "ref_time_us": 100.0}]
-    cache.learn(0, timed, timed=True)
+    cache.learn(0, _records(timed), timed=True)
     assert not cache.wanted(0) and cache.wanted(1)
-    cache.learn(0, [{"index": 0, "ref_time_us": 101.0}], timed=False)
+    cache.learn(0, _records([{"index": 0, "ref_time_us": 101.0}]), timed=False)
     assert not cache.wanted(0)
-    cache.learn(0, [{"index": 0, "ref_time_us": 150.0}], timed=False)
+    cache.learn(0, _records([{"index": 0, "ref_time_us": 150.0}]), timed=False)
     assert cache.wanted(0)
     assert BaselineCache("every", declared=True).wanted(0)
     assert not BaselineCache("once", declared=False).wanted(0)
@@ -176,16 +181,17 @@ def test_one_small_kernel_in_its_noise_keeps_the_baseline_and_a_device_that_move
     kept = {i: BaselineTime("compile", 10.0, ref, 0.001) for i, ref in enumerate([20.0, 200.0, 400.0, 800.0])}
     one_noisy = [{"index": 0, "ref_time_us": 21.6}, *({"index": i, "ref_time_us": kept[i].ref_time_us}
                                                     for i in (1, 2, 3))]
-    assert chain_holds(kept, one_noisy)
-    assert not chain_holds(kept, [{**one_noisy[0], "ref_time_us": 24.0}, *one_noisy[1:]])  # 20% on one shape
+    assert chain_holds(kept, _records(one_noisy))
+    assert not chain_holds(kept, _records([{**one_noisy[0], "ref_time_us": 24.0}, *one_noisy[1:]]))  # 20% on one shape
     all_moved = [{"index": i, "ref_time_us": kept[i].ref_time_us * 1.07} for i in range(4)]
-    assert not chain_holds(kept, all_moved)
+    assert not chain_holds(kept, _records(all_moved))
     cache = BaselineCache("once", declared=True)
-    cache.learn(0, [{"index": i, "baseline_route": "compile", "baseline_time_us": 10.0, "ref_time_us": t.ref_time_us}
-                    for i, t in kept.items()], timed=True)
-    cache.learn(0, one_noisy, timed=False)
+    timed = [{"index": i, "baseline_route": "compile", "baseline_time_us": 10.0, "ref_time_us": t.ref_time_us}
+             for i, t in kept.items()]
+    cache.learn(0, _records(timed), timed=True)
+    cache.learn(0, _records(one_noisy), timed=False)
     assert not cache.wanted(0)
-    cache.learn(0, all_moved, timed=False)
+    cache.learn(0, _records(all_moved), timed=False)
     assert cache.wanted(0)
 
 

@@ -62,7 +62,6 @@ FAST_TIMING = {
     "max_reps": 6,
     "target_rel_se": 0.005,
     "max_seconds_per_workload": 0.2,
-    "pool": 3,
 }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from arcengine.domain.problem import Problem, Tolerance, Workload
+from arcengine.guard.contract import ChildResult
 from arcengine.guard.decision import Ceilings, Thresholds, judge
 
 # floors with CEILINGS: bytes = 4 * N at 1e9 B/s -> N=1000: 4 us, N=500: 2 us, N=250: 1 us
@@ -42,7 +43,7 @@ def _result(times: list[float], refs: list[float], incumbents: list[float | None
 
 
 def _judge(result: dict[str, Any], has_incumbent: bool = True, ceilings: Ceilings | None = CEILINGS):
-    return judge(result, PROBLEM, WORKLOADS, THRESHOLDS, ceilings, has_incumbent)
+    return judge(ChildResult.model_validate(result), PROBLEM, WORKLOADS, THRESHOLDS, ceilings, has_incumbent)
 
 
 def test_incorrect_result_is_reverted_with_the_child_failure() -> None:

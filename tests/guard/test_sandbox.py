@@ -24,7 +24,7 @@ def _spec(candidate: Path) -> dict[str, object]:
         "mode": "evaluate", "device": "cpu", "reference": str(SCALE / "reference.py"), "candidate": str(candidate),
         "incumbent": None, "workloads": [{"index": 0, "axes": {"N": 64}, "held_out": False}],
         "tolerance": {"atol": 1e-5, "rtol": 1e-5, "matched_ratio": 0.999}, "seeds": [0],
-        "timing": {"warmup": 1, "min_reps": 2, "max_reps": 3, "pool": 2},
+        "timing": {"warmup": 1, "min_reps": 2, "max_reps": 3},
     }
 
 

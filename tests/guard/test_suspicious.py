@@ -11,12 +11,13 @@ import anyio
 import pytest
 
 from arcengine.domain.events import CandidateDecided
+from arcengine.guard.contract import ChildResult
 from arcengine.guard.decision import SUSPICIOUS_SPEEDUP, Ceilings, Thresholds, judge
 from arcengine.guard.sandbox import ChildOutcome
 from arcengine.guard.service import GuardService, Slot
 from arcengine.guard.turns import DeviceTurns
 from arcengine.recording.bus import Bus
-from arcengine.tools.evaluate import verdict_json
+from arcengine.tools.evaluate import eval_report
 from tests.guard.fakes import FakeLauncher
 from tests.guard.test_decision import PROBLEM, WORKLOADS
 
@@ -84,7 +85,7 @@ async def test_a_suspicious_pass_confirmed_by_a_fresh_child_is_believed(tmp_path
     assert decided.suspicious == "N=1000: 20.00x the reference, past 10x"
     assert decided.reason.startswith("baseline: correct on every workload; suspicious (")
     assert "confirmed by a fresh child" in decided.reason
-    document = verdict_json(decided)
+    document = eval_report(decided).model_dump(mode="json")
     assert document["verdict"] == "pass"
     assert document["suspicious"] == decided.suspicious and document["confirmed"] is True
 
@@ -171,7 +172,8 @@ async def test_the_threshold_is_the_guards_setting(tmp_path: Path) -> None:
 
 
 def _judge(result: dict[str, Any], has_incumbent: bool, threshold: float = SUSPICIOUS_SPEEDUP):
-    return judge(result, PROBLEM, WORKLOADS, Thresholds(0.02, 0.05, threshold), Ceilings(1e12, 1e9), has_incumbent)
+    return judge(ChildResult.model_validate(result), PROBLEM, WORKLOADS, Thresholds(0.02, 0.05, threshold),
+                 Ceilings(1e12, 1e9), has_incumbent)
 
 
 def test_one_workload_past_the_threshold_is_enough_though_the_mean_is_below() -> None:

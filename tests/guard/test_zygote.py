@@ -23,8 +23,7 @@ from arcengine.guard.child import zygote
 from arcengine.guard.sandbox import ChildLauncher, ChildOutcome, run_child
 from tests.conftest import SCALE, scale_source
 
-TIMING = {"warmup": 1, "min_reps": 3, "max_reps": 6, "target_rel_se": 0.02, "max_seconds_per_workload": 0.1,
-          "pool": 2}
+TIMING = {"warmup": 1, "min_reps": 3, "max_reps": 6, "target_rel_se": 0.02, "max_seconds_per_workload": 0.1}
 WORKLOADS = [
     {"index": 0, "axes": {"N": 2048}, "held_out": False},
     {"index": 1, "axes": {"N": 777}, "held_out": True},

@@ -18,6 +18,7 @@ from arcengine.domain.skills import Skill
 from arcengine.engine.agent import Agent, AgentState, feedback, visible_decision
 from arcengine.engine.campaign import Campaign
 from arcengine.engine.memory import Memory
+from arcengine.guard.contract import ChildResult
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, floor_us, judge
 from arcengine.guard.service import decision
 from arcengine.providers.base import AgentContext, Proposal, Reflection
@@ -141,7 +142,8 @@ def decisions_on_held_out(problem: Problem, workloads: list[Workload]) -> list[C
     visible = [_entry(w, VISIBLE_US) for w in workloads if not w.held_out]
 
     def judged(result: dict[str, Any]) -> CandidateDecided:
-        return decision("c0000", "a1", judge(result, problem, workloads, thresholds, ceilings, has_incumbent=True))
+        return decision("c0000", "a1", judge(ChildResult.model_validate(result), problem, workloads, thresholds,
+                                             ceilings, has_incumbent=True))
 
     failure = f"max abs err 9.9e+01 at element ({sizes}) (output shape ({sizes}))"
     incorrect = judged({  # as the child reports a failure: the label of the workload, its seed and the error
@@ -201,7 +203,8 @@ async def test_visible_figures_are_shown_as_measured(tmp_path: Path) -> None:
     first = next(w for w in workloads if not w.held_out)
     result = {"correct": True, "workloads": [
         _entry(w, hidden + 0.4 if w is first else VISIBLE_US) for w in workloads]}
-    campaign.decisions = [decision("c0000", "a1", judge(result, problem, workloads, Thresholds(0.02, 0.05), None,
+    campaign.decisions = [decision("c0000", "a1", judge(ChildResult.model_validate(result), problem, workloads,
+                                                        Thresholds(0.02, 0.05), None,
                                                         has_incumbent=True))]
     agent = Agent("a1", SKILL, Recorder(), tmp_path / "a1", AgentState.from_seed(SEED, 1.0))
     proposal = Proposal(source=SEED, strategy=SKILL.name, rationale="wider blocks", request="", response="")

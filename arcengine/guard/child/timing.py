@@ -21,7 +21,7 @@ import random
 import statistics
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from time import perf_counter, perf_counter_ns
 from typing import NamedTuple, Protocol
 
@@ -48,6 +48,9 @@ class TimingConfig:
     @classmethod
     def from_dict(cls, raw: Mapping[str, object]) -> TimingConfig:
         defaults = cls()
+        unknown = set(raw) - set(asdict(defaults))
+        if unknown:  # a setting the engine thinks it made and this child would ignore
+            raise ValueError(f"unknown timing settings {sorted(unknown)}")
         config = cls(
             warmup=int(raw.get("warmup", defaults.warmup)),  # type: ignore[arg-type]
             min_reps=int(raw.get("min_reps", defaults.min_reps)),  # type: ignore[arg-type]
