@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
@@ -21,6 +20,8 @@ from arcengine.recording.logs import configure_logging
 from arcengine.recording.redact import redact_secrets
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from arcengine.engine.campaign import Display
     from arcengine.tools.replay import ReplayResult
 
@@ -50,8 +51,9 @@ def problems() -> None:
     """List and check problems."""
 
 
-def _emit_json(document: dict[str, Any]) -> None:
-    print(json.dumps(document, indent=2))
+def _emit_json(document: BaseModel) -> None:
+    """A command's --json output: one of the typed documents (CampaignSummary, EvalReport, ReplaySummary)."""
+    print(document.model_dump_json(indent=2))
 
 
 @app.command()
@@ -130,7 +132,7 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         stream = sys.stderr if json_output else sys.stdout
         summary = anyio.run(start(display=HeadlessDisplay(stream)).run)
     if json_output:
-        _emit_json(summary.model_dump(mode="json"))
+        _emit_json(summary)
         return
     best, gpus, usage = summary.best, summary.gpus, summary.usage
     where = f"{summary.device} (GPUs {', '.join(map(str, gpus))})" if len(gpus) > 1 else summary.device
@@ -209,7 +211,7 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
                                                 baseline="every" if baseline else "off"))
     report = eval_report(decided)
     if json_output:
-        _emit_json(report.model_dump(mode="json"))
+        _emit_json(report)
     else:
         print(f"{report.verdict.upper()} on {used}: {decided.reason}")
         for warning in report.warnings:
@@ -265,7 +267,7 @@ def replay_command(run_dir: Path, out: Path | None, speed: float | None, until_s
         result = anyio.run(start, HeadlessDisplay(sys.stderr if json_output else sys.stdout))
     if json_output:
         report = ReplaySummary(**dict(result.summary), replayed=str(run_dir), divergence=result.divergence)
-        _emit_json(report.model_dump(mode="json"))
+        _emit_json(report)
     elif result.divergence:
         print(f"replay DIVERGED from {run_dir}: {result.divergence}")
     else:
