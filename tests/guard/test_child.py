@@ -22,7 +22,7 @@ import torch
 
 from arcengine.guard.child import channel, correctness, timing
 from arcengine.guard.child.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
-from arcengine.guard.child.judge import SpecError, json_safe, parse_spec
+from arcengine.guard.child.judge import AUDIT_SHARE, SpecError, audited_calls, json_safe, parse_spec
 from arcengine.guard.child.roles import RemoteRole, WorkerLost
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -468,6 +468,18 @@ def test_timed_calls_made_a_block_at_a_time_are_each_timed_and_audited(tmp_path:
     result = _evaluate(tmp_path, late, timing=timing_in_blocks)
     _assert_fails(result, "of elements within")
     assert "call of the candidate" in result["failure"] or "the candidate's call" in result["failure"]
+
+
+def test_a_block_audits_a_random_quarter_of_its_calls_and_always_its_last() -> None:
+    """The last call always: a kernel that stops working after some number of calls is caught in the block it
+    stops in, however late (a random quarter alone missed one that stopped in the timing's last block)."""
+    rng = random.Random(0)
+    for count in (1, 2, 4, 8, 9):
+        for _ in range(200):
+            picked = audited_calls(count, rng)
+            assert count - 1 in picked and picked <= set(range(count))
+            assert len(picked - {count - 1}) >= math.ceil(AUDIT_SHARE * count) - 1
+    assert len({frozenset(audited_calls(8, rng)) for _ in range(100)}) > 5  # the others are drawn
 
 
 def test_a_candidate_that_returns_the_same_buffer_every_call_passes_in_blocks(tmp_path: Path) -> None:

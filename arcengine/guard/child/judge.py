@@ -56,7 +56,7 @@ WORKER_ROLES = ("reference", *worker.ROLE_MODULES)
 PHASES = ("load", "precompile", "wait", "compile", "correctness", "baseline", "timing")
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
 SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks and checked calls, those after which the seal is checked
-AUDIT_SHARE = 0.25  # of a timed block's calls, those whose outputs are audited (at least one, drawn after the reply)
+AUDIT_SHARE = 0.25  # of a timed block's calls, those whose outputs are audited (drawn after the reply), and its last
 # Outputs above this are compared in full on a workload's first case, and sampled on its determinism rerun and
 # its other cases: shipping tens of megabytes out of the worker and back to the GPU cost more than the call.
 FULL_COMPARE_BYTES = 4 << 20
@@ -636,11 +636,12 @@ class Evaluation:
     def _audit(self, workload: Workload, seeds: list[int], limit: float, audits: random.Random,
                times: list[float]) -> list[timing.Measured]:
         """The candidate's block audited: every call's conduct, and the outputs of a random share of its calls
-        (AUDIT_SHARE, drawn only now) against the reference's, sampled; the calls up to the first that fails. A
-        call cannot know whether it is looked at, so one that skips its work fails with that share's odds each
-        time, and the median cannot move without many of them."""
+        (AUDIT_SHARE, drawn only now) and of its last call against the reference's, sampled; the calls up to the
+        first that fails. A call cannot know whether it is looked at, so one that skips its work fails with that
+        share's odds each time, and the median cannot move without many of them; a kernel that stops working
+        after some number of calls is caught at the end of the block it stops in, however late that is."""
         count = len(seeds)
-        picked = set(audits.sample(range(count), max(1, math.ceil(AUDIT_SHARE * count))))
+        picked = audited_calls(count, audits)
         samples = [audits.getrandbits(62) if i in picked else None for i in range(count)]
         expected = {i: self._reference_run(self._make_inputs(workload, seeds[i])) for i in sorted(picked)}
         weight = max(roles.max_payload(correctness.sample_output(want, samples[i])) for i, want in expected.items())
@@ -729,6 +730,11 @@ class Evaluation:
             "timer": self.timer_kind,
             "input_salt": self.input_salt,
         }
+
+
+def audited_calls(count: int, audits: random.Random) -> set[int]:
+    """Which of a block's ``count`` calls have their outputs audited: a random share, and the last."""
+    return set(audits.sample(range(count), math.ceil(AUDIT_SHARE * count))) | {count - 1}
 
 
 class _Blocks:
