@@ -2,14 +2,16 @@
 ``arcengine eval`` (fresh children, the baseline's routes checked and timed in the same interleaved rounds as the
 reference), per workload the gain over the baseline (and which route won), over the reference and the SOL score.
 
-    python bench/campaign_figures.py SUMMARY.json OUT.json [COMMAND]
-    # SUMMARY.json: the output of `arcengine run --json`; COMMAND: the campaign's command line, recorded
+    python bench/campaign_figures.py SUMMARY.json OUT.json [COMMAND] [--kernels DIR]
+    # SUMMARY.json: the output of `arcengine run --json`; COMMAND: the campaign's command line, recorded;
+    # DIR: where best.py and c0000.py (the seed) are, when not in the summary's run folder (a later call on
+    # another machine: bench/h200_campaigns.sh with FIGURES=0 keeps them under OUT)
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +21,14 @@ from measure import environment, guard_eval
 from arcengine.guard.sol import geometric_mean
 
 
-def figures(summary: dict[str, Any]) -> dict[str, Any]:
+def figures(summary: dict[str, Any], kernels: Path | None = None) -> dict[str, Any]:
     run_dir = Path(summary["run_dir"])
+    best_path, seed_path = (kernels / "best.py", kernels / "c0000.py") if kernels else (
+        run_dir / "best.py", run_dir / "candidates" / "c0000.py")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    best = guard_eval(summary["problem_dir"], str(run_dir / "best.py"), device.type)
-    seed = guard_eval(summary["problem_dir"], str(run_dir / "candidates" / "c0000.py"), device.type)
+    problem_dir = summary["problem_dir"] if Path(summary["problem_dir"]).is_dir() else summary["problem"]
+    best = guard_eval(problem_dir, str(best_path), device.type)
+    seed = guard_eval(problem_dir, str(seed_path), device.type)
     rows = []
     for mine, first in zip(best["workloads"], seed["workloads"], strict=False):
         rows.append({
@@ -50,10 +55,15 @@ def figures(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    summary_path, out_path = map(Path, sys.argv[1:3])
-    result = figures(json.loads(summary_path.read_text()))
-    result["command"] = sys.argv[3] if len(sys.argv) > 3 else None
-    out_path.write_text(json.dumps(result, indent=2))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("summary", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("command", nargs="?")
+    parser.add_argument("--kernels", type=Path, help="the folder holding best.py and c0000.py")
+    args = parser.parse_args()
+    result = figures(json.loads(args.summary.read_text()), args.kernels)
+    result["command"] = args.command
+    args.out.write_text(json.dumps(result, indent=2))
     print(json.dumps(result["headline"], indent=2))
 
 
