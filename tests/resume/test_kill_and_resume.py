@@ -8,6 +8,7 @@ real CLI with the real guard follow in tests/test_cli.py.
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -38,6 +39,23 @@ BUDGET = 800
 def _launch(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, str(PROCESS), *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
+
+
+def _wait_until_closed(run_dir: Path, timeout_s: float = 60.0) -> None:
+    """Until no process holds a file of ``run_dir`` open (Linux: /proc/*/fd)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        holders = []
+        for fd in Path("/proc").glob("[0-9]*/fd/*"):
+            try:
+                if Path(os.readlink(fd)).parent == run_dir:
+                    holders.append(fd)
+            except OSError:  # a process or descriptor that went away meanwhile
+                continue
+        if not holders:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"files of {run_dir} still open after {timeout_s:g} s")
 
 
 def _lines(log: Path) -> int:
@@ -146,6 +164,7 @@ def test_a_damaged_database_is_rebuilt_from_the_log_on_resume(tmp_path: Path) ->
     process.kill()
     process.wait()
     run_dir = next(out.iterdir())
+    _wait_until_closed(run_dir)  # the store's helper process outlives the campaign by a moment, and closes the WAL
     for damaged in run_dir.glob("campaign.db*"):  # the database and its write-ahead log: not a database any more
         damaged.write_bytes(b"\x00garbage" * (damaged.stat().st_size // 8 + 1))
     _, stderr = (resumed := _launch("resume", str(run_dir))).communicate(timeout=300)
