@@ -202,6 +202,7 @@ class Campaign:
             leaderboard=self.leaderboard(exclude=agent.id) if self.config.leaderboard else None,
             feedback=state.last_feedback,
             device=self.guard.device,
+            entry=problem.entry,
         )
 
     async def publish(self, events: list[Event]) -> None:

@@ -22,6 +22,7 @@ from arcengine.domain.errors import UserError
 from arcengine.domain.events import CandidateDecided, DeviceProfiled
 from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import BaselineCache, BaselineMode
+from arcengine.guard.child.native_build import CACHE_ENV
 from arcengine.guard.contract import BaselineSpec, ChildResult, ChildSpec, TimingSpec, ToleranceSpec, WorkloadSpec
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, confirm, judge
 from arcengine.guard.gate import check_source
@@ -128,8 +129,9 @@ class GuardService:
         self.timeout_s = timeout_s
         self.rng_seed = rng_seed
         self.pipeline = pipeline
-        # Compiled kernels are shared between children, so the incumbent is not recompiled for every candidate.
-        self._env = {"TRITON_CACHE_DIR": str(cache_dir)} if cache_dir else {}
+        # Compiled kernels are shared between children, so the incumbent is not recompiled for every candidate:
+        # Triton's, and C++/CUDA built with load_inline (arcengine.guard.child.native_build).
+        self._env = {"TRITON_CACHE_DIR": str(cache_dir), CACHE_ENV: str(cache_dir / "native")} if cache_dir else {}
         self.device = "cpu"
         self.slots: list[Slot] = []  # one per worker, set by profile()
         self.baselines = BaselineCache(baseline, declared=False)  # set by profile(), once the device is known

@@ -59,6 +59,7 @@ class AgentContext:
     leaderboard: list[LeaderboardEntry] | None
     feedback: str | None
     device: str
+    entry: str = "run"  # what a candidate module defines: run, or ModelNew for KernelBench problems
 
 
 @dataclass(frozen=True)

@@ -14,22 +14,40 @@ from arcengine.providers.base import AgentContext, Proposal
 
 SIBLING_SOURCES = 2  # siblings' best kernels shown in full (the rest by speedup only)
 
-CONTRACT = """\
+REPLY_FORM = """\
 Reply in exactly this form:
 Strategy: <one line: the optimisation you applied>
 Rationale: <at most three sentences: why it should be faster on this device>
 ```python
 <the complete new kernel file>
-```
-The file replaces the working kernel entirely: it must define `run(...)` with the reference's signature and
-return what the reference returns (same shape, dtype and device), correct on every shape, not only the ones
-listed. Use PyTorch and Triton (torch.compile too). Forbidden (the guard rejects them): native escapes and
-processes (ctypes, cffi, subprocess, os.system, torch.utils.cpp_extension), threads, dynamic code (exec/eval/compile,
-__import__/importlib, getattr/setattr with a computed name, vars/globals), frames and dunders such as __dict__,
-sys.modules, torch._C, torch.library but for custom_op/triton_op in your own namespace, dispatch modes and
-__torch_function__, cupti and NVML, environment writes, patching torch or the harness, falling back to the
-reference. Work on other streams is allowed and timed: every stream counts. Expose the knobs worth tuning as
+```"""
+# What the file must define, by the problem's entry point (KernelBench problems keep KernelBench's own contract).
+ENTRY_RULES = {
+    "run": "The file replaces the working kernel entirely: it must define `run(...)` with the reference's signature "
+           "and return what the reference returns (same shape, dtype and device), correct on every shape, not only "
+           "the ones listed.",
+    "ModelNew": "The file replaces the working kernel entirely: it must define `class ModelNew(torch.nn.Module)` "
+                "taking the reference Model's constructor arguments, whose forward takes Model.forward's inputs and "
+                "returns what it returns (same shape, dtype and device), correct on every shape, not only the ones "
+                "listed. KernelBench's usual route is custom CUDA compiled with load_inline.",
+}
+ROUTES = """\
+Routes: PyTorch and Triton (torch.compile too); C++/CUDA through torch.utils.cpp_extension.load_inline, built at
+import before your turn on the GPU, cached by its sources and flags, at most 100 s (a build that fails comes back as
+the guard's reason, with the compiler's first error lines); CUDA C++ through cuda.core (NVRTC); cuBLASLt through
+nvmath-python where it is installed; cuDNN through PyTorch. Native code is judged like the rest: its outputs on
+fresh inputs, its inputs unchanged, and no process or thread it starts may outlive a call. Forbidden (the guard
+rejects them): other native escapes and processes (ctypes, cffi, subprocess, os.system), threads, dynamic code
+(exec/eval/compile, __import__/importlib, getattr/setattr with a computed name, vars/globals), frames and dunders
+such as __dict__, sys.modules, torch._C, torch.library but for custom_op/triton_op in your own namespace, dispatch
+modes and __torch_function__, cupti and NVML, environment writes, patching torch or the harness, falling back to
+the reference. Work on other streams is allowed and timed: every stream counts. Expose the knobs worth tuning as
 module constants listed in `TUNABLES = {"NAME": [values...]}`. Send one python block and nothing after it."""
+
+
+def contract(entry: str = "run") -> str:
+    """The reply's form and the rules a candidate file must follow, for a problem whose modules define ``entry``."""
+    return f"{REPLY_FORM}\n{ENTRY_RULES.get(entry, ENTRY_RULES['run'])}\n{ROUTES}"
 
 
 @dataclass(frozen=True)
@@ -50,7 +68,7 @@ implementation of one operation. Every candidate you send is checked and timed b
 process, many seeds and input distributions, hidden shapes, interleaved timing against your incumbent); only
 its decision counts. Your strategy is "{context.strategy.name}": {context.strategy.description}
 
-{CONTRACT}
+{contract(context.entry)}
 
 # Problem: {context.problem_name} ({context.kernel_type}) on {context.device}
 {context.problem_description}

@@ -310,18 +310,17 @@ async def test_variables_read_at_import_force_a_cold_spawn(tmp_path: Path, monke
 async def test_timeout_kills_the_childs_whole_group(tmp_path: Path) -> None:
     grandchild = tmp_path / "grandchild.pid"
     leader = tmp_path / "child.pid"
+    # The helper starts in the call that hangs: a process left after a call that returns fails it at once.
     source = f"""
 import os
 import time
-
-_pid = os.fork()
-if _pid == 0:  # a helper that outlives everything unless its group is killed
-    open({str(grandchild)!r}, "w").write(str(os.getpid()))
-    while True:
-        time.sleep(1)
 {_pid_marker(leader)}
 
 def run(x):
+    if os.fork() == 0:  # a helper that outlives everything unless its group is killed
+        open({str(grandchild)!r}, "w").write(str(os.getpid()))
+        while True:
+            time.sleep(1)
     while True:
         time.sleep(0.05)
 """
@@ -473,9 +472,10 @@ async def test_launcher_must_be_entered(tmp_path: Path) -> None:
         await ChildLauncher().run(_spec(_candidate(tmp_path, "fast", FAST)), device="cpu", timeout_s=LONG_S)
 
 
-async def test_a_process_native_code_sent_out_of_the_childs_group_dies_with_the_child(tmp_path: Path) -> None:
+async def test_a_process_native_code_sent_out_of_the_childs_group_fails_it_and_dies(tmp_path: Path) -> None:
     # C++ (allowed through load_inline) can fork and take a session of its own, leaving the group the engine kills;
-    # its parent gone, the orphan is reparented to the zygote, a subreaper, which kills it with the child.
+    # its parent gone, the orphan is reparented to the judge, a subreaper, which fails the candidate and kills it
+    # (the zygote, a subreaper too, would kill it if the judge were gone).
     marker = tmp_path / "escaped.pid"
     source = textwrap.dedent(f'''
         from torch.utils.cpp_extension import load_inline
@@ -498,6 +498,7 @@ async def test_a_process_native_code_sent_out_of_the_childs_group_dies_with_the_
               }}
               _exit(0);
             }}
+            while (access("{marker}", F_OK) != 0) usleep(1000);  // returns once the escaped process runs
           }}
           return x * 2 + 1;
         }}
@@ -511,6 +512,7 @@ async def test_a_process_native_code_sent_out_of_the_childs_group_dies_with_the_
     async with ChildLauncher() as launcher:
         outcome = await run_child(_spec(_candidate(tmp_path, "escape", source)), device="cpu", timeout_s=LONG_S,
                                   launcher=launcher)
-        assert outcome.result is not None and outcome.result["correct"] is True, outcome.stderr_tail
+        assert outcome.result is not None and outcome.result["correct"] is False, outcome.stderr_tail
+        assert "left a process running after its call" in outcome.result["failure"]
         escaped = int(marker.read_text())
         await _wait_for(lambda: _gone(escaped), 10.0)  # while the zygote still serves

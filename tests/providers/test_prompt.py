@@ -25,3 +25,12 @@ def test_leaderboard_with_sibling_sources_and_the_draft_request() -> None:
     assert "a2 (memory): 1.80x with c0007" in prompt.user and "# sibling" in prompt.user
     assert "# Draft request" in prompt.user and "structurally different" in prompt.user
     assert propose_prompt(context).system == propose_prompt(replace(context, plateau=9)).system  # stable prefix
+
+
+def test_the_contract_names_the_native_routes_and_the_problems_entry_point() -> None:
+    plain = propose_prompt(_context()).system
+    assert "must define `run(...)`" in plain and "ModelNew" not in plain
+    assert "load_inline" in plain and "compiler's first error lines" in plain and "cuda.core (NVRTC)" in plain
+    assert "torch.utils.cpp_extension)" not in plain  # no longer among the forbidden escapes
+    kernelbench = propose_prompt(replace(_context(), entry="ModelNew")).system
+    assert "class ModelNew(torch.nn.Module)" in kernelbench and "must define `run(...)`" not in kernelbench

@@ -861,7 +861,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def fork_workers() -> dict[str, RemoteRole]:
     """A worker per role, forked now (before this process touches CUDA or reads anything secret); then this
-    process is made not dumpable, so the workers, running as the same user, cannot read its memory."""
+    process is made not dumpable, so the workers, running as the same user, cannot read its memory. It is their
+    subreaper: a process their code starts and orphans comes to it, where RemoteRole sees it."""
+    process.prctl(process.PR_SET_CHILD_SUBREAPER, 1)
     workers = {role: RemoteRole.fork(role) for role in WORKER_ROLES}
     process.prctl(process.PR_SET_DUMPABLE, 0)
     return workers
@@ -879,6 +881,8 @@ def run_spec_file(spec_path: str) -> int:
     finally:
         for remote in workers.values():  # no worker outlives the verdict it could overwrite
             remote.kill()
+        for orphan in process.children_of(os.getpid()):  # nor a process that one of them left behind
+            process.kill_tree(orphan)
 
 
 def _judge_spec_file(spec_path: str, workers: Mapping[str, RemoteRole]) -> int:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import signal
 import sys
+from collections.abc import Collection
 from typing import Any, NoReturn
 
 PR_SET_PDEATHSIG = 1
@@ -57,6 +59,34 @@ def descendants_of(pid: int) -> list[int]:
         found += kids
         frontier += kids
     return found
+
+
+def left_running(worker: int, judge: int, workers: Collection[int]) -> list[str]:
+    """Processes still running that untrusted code started: the worker's descendants, and the judge's children
+    that are no worker (orphans, which the judge adopts as a subreaper). Zombies are left out: they run nothing.
+    Each as "PID (command)"."""
+    suspects = descendants_of(worker) + [kid for kid in children_of(judge) if kid not in workers]
+    return [f"{pid} ({name})" for pid in suspects if (name := _live_name(pid)) is not None]
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and every descendant of it, the descendants first (so none is orphaned on the way)."""
+    for kid in reversed(descendants_of(pid)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(kid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _live_name(pid: int) -> str | None:
+    """A process's command name, or None if it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            head, _, tail = stat.read().rpartition(")")
+    except OSError:
+        return None
+    state = tail.split()[0] if tail.split() else "?"
+    return None if state in ("Z", "X") else head.partition("(")[2]
 
 
 def _parents() -> dict[int, int]:

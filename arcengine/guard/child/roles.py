@@ -20,9 +20,10 @@ from typing import Any
 
 import torch
 
-from arcengine.guard.child import channel, correctness, worker
+from arcengine.guard.child import channel, correctness, process, worker
 
 EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
+_FORKED: set[int] = set()  # the judge's workers: any other child of the judge is an orphan untrusted code left
 
 
 class WorkerLost(Exception):
@@ -64,6 +65,7 @@ class RemoteRole:
     @classmethod
     def fork(cls, role: str) -> RemoteRole:
         pid, sock = worker.start(role)
+        _FORKED.add(pid)
         return cls(role, pid, sock)
 
     def request(self, command: Mapping[str, Any], timeout_s: float,
@@ -99,7 +101,20 @@ class RemoteRole:
         if header.get("id") != self.requests:  # a reply its harness did not write, or one out of turn
             self.kill()
             raise WorkerLost("broke the harness's protocol (a reply to another request)")
+        self._no_process_left()
         return header, payload
+
+    def _no_process_left(self) -> None:
+        """Untrusted code (native, which the gate cannot read) may start processes; none may outlive its call,
+        where it could share the GPU with the next role's timed calls. Checked from here, not in the worker."""
+        if self.role not in worker.CANDIDATE_ROLES:
+            return
+        left = process.left_running(self.pid, os.getpid(), _FORKED)
+        if left:
+            for stray in left:
+                process.kill_tree(int(stray.split()[0]))
+            self.kill()
+            raise WorkerLost(f"left a process running after its call: {', '.join(left[:3])}")
 
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
         """One untimed call; with ``hold`` in the command its outputs stay in the worker for ``audit``."""

@@ -36,7 +36,16 @@ from typing import Any, NamedTuple, NoReturn
 import torch
 import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the seal's baseline has it
 
-from arcengine.guard.child import baselines, channel, correctness, distributions, precompile, process, timing
+from arcengine.guard.child import (
+    baselines,
+    channel,
+    correctness,
+    distributions,
+    native_build,
+    precompile,
+    process,
+    timing,
+)
 from arcengine.guard.child.correctness import describe_exception
 
 REFERENCE_MODULE = "arcengine_guard_reference"
@@ -162,6 +171,8 @@ class Worker:
         self.source = str(command.get("module") or "")
         self.route_names = [str(name) for name in command.get("routes") or []]
         self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
+        if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
+            native_build.install(native_build.BUILD_LIMIT_S["compiler" if command.get("precompile") else "import"])
         compiler = None
         if command.get("precompile"):
             compiler = precompile.Compiler(lambda: self._precompile(command))
@@ -363,6 +374,15 @@ class Worker:
         self.served, self.served_count = {}, {}
         return {"timer": {**(timer.diagnostics() if timer else {}), **served},
                 "kind": timer.kind if timer else None}, []
+
+
+def _builds_native(path: str) -> bool:
+    """Whether a module names torch's C++ builder (the gate lets no other spelling reach it)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return "cpp_extension" in handle.read()
+    except OSError:
+        return False
 
 
 def _seal(reference: ModuleType) -> correctness.HarnessSeal:
