@@ -174,7 +174,11 @@ def _child_files(spec: dict[str, Any], gated: bool = False) -> Iterator[_Files]:
 
 def _outcome(files: _Files, returncode: int | None, timed_out: bool, seconds: float, note: str = "") -> ChildOutcome:
     result = None
-    if not timed_out:
+    if not timed_out and returncode != 0:
+        # The judge exits 0 once its result is written: a file beside any other end was not finished by it (a
+        # candidate that stopped the judge's own write could have left one).
+        note = f"{note}\nthe judge did not exit cleanly: its result file, if any, is not read".strip()
+    elif not timed_out:
         try:
             result = json.loads(files.result.read_text())
         except (OSError, ValueError):

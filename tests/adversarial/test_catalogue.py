@@ -35,12 +35,8 @@ CPU_ENTRIES = [entry for entry in ENTRIES if entry.cpu and entry.ci and not entr
 
 # Entries the guard does not catch yet: what it did, and where the fix belongs.
 GAPS: dict[str, str] = {
-    "scale/native_fork_left_running": "passes: the worker checks the threads a call leaves, not the processes "
-                                      "(arcengine/guard/child/worker.py, Worker.tampering)",
     "scale/native_pthread_left_running": "passes: threading.enumerate() and _thread._count() miss native threads; "
                                          "/proc/self/task would not (Worker.tampering)",
-    "scale/native_throttle_siblings": "passes faster than the reference: a worker can signal and renice the other "
-                                      "workers of its judge (same user, same PID namespace)",
 }
 
 

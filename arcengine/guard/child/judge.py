@@ -344,8 +344,11 @@ class Evaluation:
                 del self.workers[role]
         if baseline is not None:
             self.routes = {w.index: list(baseline.routes) for w in self.spec.workloads}
+        # The processes an untrusted worker's code may not signal, trace or slow: this judge, its warm parent and
+        # every worker (arcengine.guard.child.confine).
+        protect = sorted({os.getpid(), os.getppid(), *(remote.pid for remote in self.workers.values())})
         common = {"device": self.spec.device, "reference": self.spec.reference, "precompile": bool(self.spec.gate),
-                  "seed": self.input_salt,
+                  "seed": self.input_salt, "protect": protect,
                   "workloads": [{"index": w.index, "axes": w.axes} for w in self.spec.workloads]}
         for role, remote in self.workers.items():  # all start before any is waited for
             # The reference and the baseline are code the problem ships: nothing of them to compile ahead.

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from arcengine.guard.child import channel, correctness, process, worker
+from arcengine.guard.child import channel, confine, correctness, process, worker
 
 EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
 _FORKED: set[int] = set()  # the judge's workers: any other child of the judge is an orphan untrusted code left
@@ -220,6 +220,8 @@ class RemoteRole:
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+            if sig == signal.SIGSYS:  # what the seccomp filter of arcengine.guard.child.confine does
+                return f"died: killed by signal {sig} ({name}): {confine.KILLED_FOR}"
             return f"died: killed by signal {sig} ({name})"
         return f"died: exited with code {os.WEXITSTATUS(status)}"
 

@@ -39,6 +39,7 @@ import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the s
 from arcengine.guard.child import (
     baselines,
     channel,
+    confine,
     correctness,
     distributions,
     native_build,
@@ -171,6 +172,8 @@ class Worker:
         self.source = str(command.get("module") or "")
         self.route_names = [str(name) for name in command.get("routes") or []]
         self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
+        if self.role in CANDIDATE_ROLES:  # untrusted code may touch no process that judges it, from here on
+            confine.shield(set(command.get("protect") or ()) - {os.getpid()})
         if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
             native_build.install(native_build.BUILD_LIMIT_S["compiler" if command.get("precompile") else "import"])
         compiler = None
@@ -466,6 +469,7 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         os.closerange(keep + 1, process.max_fd())
         # SIGKILL once the judge dies: never outlive the verdict it could overwrite.
         process.prctl(process.PR_SET_PDEATHSIG, int(signal.SIGKILL))
+        confine.drop_capabilities()  # root's ptrace would reach the judge's memory: see arcengine.guard.child.confine
         Worker(sock, role).serve()
     except BaseException:
         code = 1
