@@ -138,6 +138,10 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
     where = f"{summary.device} (GPUs {', '.join(map(str, gpus))})" if len(gpus) > 1 else summary.device
     print(f"\n{summary.candidates} candidates on {where} in {summary.elapsed_s} s: "
           + ", ".join(f"{k} {v}" for k, v in summary.decisions.items()))
+    if len(summary.seeds) > 1:  # one line for them all (one seed: the best's line says what it was worth)
+        print("seeds: " + ", ".join(
+            f"{seed.file} {seed.decision or 'undecided'}" + (f" {seed.speedup:.3f}x" if seed.speedup else "")
+            + (" (the incumbent)" if seed.incumbent else "") for seed in summary.seeds))
     if best:
         over_seed = f", {summary.best_over_seed:.3f}x the seed" if summary.best_over_seed else ""
         over_baseline = f", {best.speedup_over_baseline:.3f}x the baseline" if best.speedup_over_baseline else ""
@@ -348,21 +352,35 @@ def problems_list() -> None:
 @problem_argument
 @click.option("--device", type=DEVICE, default="auto", show_default=True)
 def problems_check(problem: str, device: str) -> None:
-    """Check a problem: expressions evaluate, the reference runs, the seed is correct on every workload."""
+    """Check a problem: expressions evaluate, the reference runs, every seed is correct on every workload."""
     from arcengine.guard.service import DeviceUnsupported
-    from arcengine.tools.evaluate import evaluate_file
+    from arcengine.tools.evaluate import evaluate_files
 
-    loaded = load_problem(problem)  # parses the TOML and evaluates every expression
+    loaded = load_problem(problem)  # parses the TOML, evaluates every expression, finds every seed file
     try:
-        decided, used = anyio.run(evaluate_file, loaded, loaded.seed_path, device)
+        verdicts, used = anyio.run(evaluate_files, loaded, loaded.seed_paths, device)
     except DeviceUnsupported as unsupported:
         print(f"{loaded.name}: skipped: {unsupported}")
         return
-    if not decided.correct:
-        print(f"{loaded.name}: FAIL on {used}: {decided.reason}")
-        sys.exit(1)
-    print(f"{loaded.name}: ok on {used}: reference runs, seed correct on "
-          f"{len(decided.workloads)} workloads, seed speedup {decided.speedup or 0:.3f}x")
+    if len(verdicts) == 1:  # one seed: the lines as they always read
+        decided = verdicts[0]
+        if not decided.correct:
+            print(f"{loaded.name}: FAIL on {used}: {decided.reason}")
+            sys.exit(1)
+        print(f"{loaded.name}: ok on {used}: reference runs, seed correct on "
+              f"{len(decided.workloads)} workloads, seed speedup {decided.speedup or 0:.3f}x")
+    else:  # several: a line per seed, then the verdict, which names every seed that failed
+        for file, decided in zip(loaded.seed_files, verdicts, strict=True):
+            print(f"{loaded.name}: seed {file}: " + (
+                f"ok on {used}: correct on {len(decided.workloads)} workloads, speedup {decided.speedup or 0:.3f}x"
+                if decided.correct else f"FAIL on {used}: {decided.reason}"))
+        failed = [file for file, decided in zip(loaded.seed_files, verdicts, strict=True) if not decided.correct]
+        if failed:
+            print(f"{loaded.name}: FAIL on {used}: {len(failed)} of {len(verdicts)} seeds fail the guard: "
+                  f"{', '.join(failed)}")
+            sys.exit(1)
+        print(f"{loaded.name}: ok on {used}: reference runs, all {len(verdicts)} seeds correct")
+        decided = verdicts[0]
     for route in loaded.baseline_routes_for(decided.device.get("kind", used)):
         correct = sum(1 for w in decided.workloads if route in w.baseline_times_us)
         failures = [w.baseline_failures[route] for w in decided.workloads if route in w.baseline_failures]

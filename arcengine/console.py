@@ -15,6 +15,7 @@ from arcengine.domain.events import (
     DeviceProfiled,
     Event,
 )
+from arcengine.domain.problem import DEFAULT_SEEDS
 from arcengine.domain.run import RunState
 from arcengine.guard.child.baselines import REFERENCE_ROUTE
 
@@ -84,8 +85,9 @@ class HeadlessDisplay:
         speed = f"{event.speedup:6.3f}x ref" if event.speedup else " " * 10
         if self._baseline_shown(event):
             speed += f" {event.speedup_over_baseline:6.3f}x base"
-        if proposed is None or proposed.position == 0:
-            self._print(f"[seed] {event.decision:<6} {speed}  {event.reason}")
+        if proposed is None or proposed.position == 0:  # a seed: one of several is named by its file
+            which = f" {proposed.seed_file}" if proposed and proposed.seed_file not in (None, DEFAULT_SEEDS[0]) else ""
+            self._print(f"[seed{which}] {event.decision:<6} {speed}  {event.reason}")
             return
         note = proposed.rationale.split(" (", 1)[0] if event.decision in ("KEEP", "ACCEPT") else event.reason
         if event.suspicious and event.decision in ("KEEP", "ACCEPT"):  # a REVERT's reason already says why

@@ -4,8 +4,9 @@ reference), per workload the gain over the baseline (and which route won), over 
 
     python bench/campaign_figures.py SUMMARY.json OUT.json [COMMAND] [--kernels DIR]
     # SUMMARY.json: the output of `arcengine run --json`; COMMAND: the campaign's command line, recorded;
-    # DIR: where best.py and c0000.py (the seed) are, when not in the summary's run folder (a later call on
-    # another machine: bench/h200_campaigns.sh with FIGURES=0 keeps them under OUT)
+    # DIR: where best.py and c0000.py (the seed; with several seeds, the incumbent's c0000-N.py) are, when not in
+    # the summary's run folder (a later call on another machine: bench/h200_campaigns.sh with FIGURES=0 keeps
+    # them under OUT)
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from arcengine.guard.sol import geometric_mean
 
 def figures(summary: dict[str, Any], kernels: Path | None = None) -> dict[str, Any]:
     run_dir = Path(summary["run_dir"])
-    best_path, seed_path = (kernels / "best.py", kernels / "c0000.py") if kernels else (
-        run_dir / "best.py", run_dir / "candidates" / "c0000.py")
+    # The seed the search started from: the incumbent, where the problem has several (c0000 otherwise).
+    seed_id = next((s["candidate"] for s in summary.get("seeds", []) if s["incumbent"]), "c0000")
+    best_path, seed_path = (kernels / "best.py", kernels / f"{seed_id}.py") if kernels else (
+        run_dir / "best.py", run_dir / "candidates" / f"{seed_id}.py")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     problem_dir = summary["problem_dir"] if Path(summary["problem_dir"]).is_dir() else summary["problem"]
     best = guard_eval(problem_dir, str(best_path), device.type)
@@ -59,7 +62,7 @@ def main() -> None:
     parser.add_argument("summary", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("command", nargs="?")
-    parser.add_argument("--kernels", type=Path, help="the folder holding best.py and c0000.py")
+    parser.add_argument("--kernels", type=Path, help="the folder holding best.py and the seed's file (c0000.py)")
     args = parser.parse_args()
     result = figures(json.loads(args.summary.read_text()), args.kernels)
     result["command"] = args.command

@@ -16,7 +16,7 @@ for problem in ${PROBLEMS:-rmsnorm softmax gemm_residual}; do
   tail -n 3 "$OUT/$problem-lines.txt"
   run_dir=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1]))['run_dir'])" "$OUT/$problem-summary.json")
   mkdir -p "$OUT/$problem-kernels"
-  cp "$run_dir/best.py" "$run_dir/candidates/c0000.py" "$OUT/$problem-kernels/"
+  cp "$run_dir/best.py" "$run_dir"/candidates/c0000*.py "$OUT/$problem-kernels/"  # every seed
   if [[ ${FIGURES:-1} != 0 ]]; then
     python3 bench/campaign_figures.py "$OUT/$problem-summary.json" "$OUT/campaign-$problem-h200.json" "$command"
   fi

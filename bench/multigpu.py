@@ -58,10 +58,10 @@ def analyse(run_dir: Path) -> dict[str, Any]:
     """Throughput over the agents' part of the campaign (seed judged to stop) and each candidate's decision."""
     events = list(read_events(run_dir / "events.jsonl"))
     decided = [e for e in events if isinstance(e, CandidateDecided)]
-    seed = next(e for e in decided if e.agent_id == SEED_AGENT)
+    seeds_done = max(e.ts for e in decided if e.agent_id == SEED_AGENT)  # the last seed's decision (several: any order)
     stopped = next(e for e in events if isinstance(e, CampaignStopped))
     judged = [e for e in decided if e.agent_id != SEED_AGENT and e.decision != "REJECT"]
-    minutes = (stopped.ts - seed.ts) / 60
+    minutes = (stopped.ts - seeds_done) / 60
     return {
         "run_dir": str(run_dir),
         "devices": [{"gpu": e.gpu, "uuid": e.device.get("uuid"), "bandwidth_bytes_per_s": e.bandwidth_bytes_per_s,

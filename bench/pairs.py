@@ -20,7 +20,7 @@ import anyio
 import torch
 from measure import environment
 
-from arcengine.domain.events import SEED_AGENT, CampaignStarted, CandidateDecided, CandidateProposed
+from arcengine.domain.events import SEED_AGENT, AgentStarted, CampaignStarted, CandidateDecided, CandidateProposed
 from arcengine.domain.problem import load_problem
 from arcengine.engine.config import CampaignConfig
 from arcengine.guard.decision import Thresholds
@@ -30,11 +30,13 @@ from arcengine.recording.eventlog import read_events
 
 
 def incumbents(events: list[Any]) -> dict[str, str]:
-    """Each agent candidate's incumbent: its agent's best when it was proposed (the seed at first)."""
+    """Each agent candidate's incumbent: its agent's best when it was proposed (at first the seed it started from)."""
     best: dict[str, str] = {}
     found: dict[str, str] = {}
     for event in events:
-        if isinstance(event, CandidateProposed) and event.agent_id != SEED_AGENT:
+        if isinstance(event, AgentStarted) and event.seed_id:
+            best.setdefault(event.agent_id, event.seed_id)
+        elif isinstance(event, CandidateProposed) and event.agent_id != SEED_AGENT:
             found[event.candidate_id] = best.get(event.agent_id, "c0000")
         elif isinstance(event, CandidateDecided) and event.decision == "KEEP" and event.agent_id != SEED_AGENT:
             best[event.agent_id] = event.candidate_id

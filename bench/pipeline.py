@@ -45,9 +45,9 @@ def campaign(problem: str, mode: str, gpu: int | None, out: Path, args: argparse
 
 def analyse(run_dir: Path) -> dict[str, Any]:
     decided = [e for e in read_events(run_dir / "events.jsonl") if isinstance(e, CandidateDecided)]
-    seed = next(e for e in decided if e.agent_id == SEED_AGENT)
+    seeds_done = max(e.ts for e in decided if e.agent_id == SEED_AGENT)  # the last seed's decision (several: any order)
     judged = [e for e in decided if e.agent_id != SEED_AGENT and e.decision != "REJECT"]
-    wall_s = max(e.ts for e in judged) - seed.ts
+    wall_s = max(e.ts for e in judged) - seeds_done
     busy_s = sum(e.guard_phases.get(phase, 0.0) for e in judged for phase in BUSY_PHASES)
     phase_names = sorted({name for e in judged for name in e.guard_phases})
     return {

@@ -97,6 +97,9 @@ class AgentStarted(_Event):
     agent_id: str
     strategy: str
     provider: str
+    # The seed candidate it starts from (c0000, or c0000-2... where the problem has several seeds); None in logs
+    # written before problems could have several: their one seed, c0000.
+    seed_id: str | None = None
 
 
 class ProviderCalled(_Event):
@@ -122,6 +125,9 @@ class CandidateProposed(_Event):
     rationale: str
     source: str
     drafting: bool = False
+    # A seed's file, relative to the problem folder (None: an agent's candidate, or a seed logged before problems
+    # could name several).
+    seed_file: str | None = None
 
 
 class CandidateDecided(_Event):

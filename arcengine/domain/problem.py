@@ -1,4 +1,5 @@
-"""Problem loading: the native folder format (``problem.toml``, ``reference.py``, ``seed.py``)."""
+"""Problem loading: the native folder format (``problem.toml``, ``reference.py``, and ``seed.py`` or the seed files
+that ``seeds`` names)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from arcengine.guard.child.baselines import COMPILE_MODES
 
 # Input distributions of the correctness gate (arcengine.guard.child.distributions); a problem may add its own.
 DEFAULT_DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed", "large", "small")
+DEFAULT_SEEDS = ("seed.py",)  # the seed files of a problem.toml without ``seeds``
 COMPILE_ROUTES = tuple(COMPILE_MODES)  # baseline routes that need no baseline.py
 
 
@@ -63,6 +65,8 @@ class Problem:
     # none declared, and the reference stands in for it.
     baseline_routes: tuple[str, ...] = ()
     cpu_baseline_routes: tuple[str, ...] = ()
+    # The seed files (``seeds`` in problem.toml), relative to the folder: each is judged before the agents start.
+    seed_files: tuple[str, ...] = DEFAULT_SEEDS
 
     def baseline_routes_for(self, device: str) -> tuple[str, ...]:
         return self.cpu_baseline_routes if device == "cpu" else self.baseline_routes
@@ -82,8 +86,14 @@ class Problem:
         return self.reference_path.read_text(encoding="utf-8")
 
     @property
+    def seed_paths(self) -> list[Path]:
+        """Every seed, in the order problem.toml declares them."""
+        return [self.directory / name for name in self.seed_files]
+
+    @property
     def seed_path(self) -> Path:
-        return self.directory / "seed.py"
+        """The first seed (a problem's only one, unless it declares several)."""
+        return self.directory / self.seed_files[0]
 
     def workloads_for(self, device: str) -> list[Workload]:
         return self.cpu_workloads if device == "cpu" else self.workloads
@@ -231,10 +241,35 @@ def _functions(path: Path) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
 
 
+def _seed_files(value: Any, directory: Path, toml_path: Path, name: str) -> tuple[str, ...]:
+    """``seeds``: a non-empty list of files relative to the problem folder, each one there (default: seed.py)."""
+    if value is None:
+        if not (directory / DEFAULT_SEEDS[0]).is_file():
+            raise ProblemError(f"{directory}: missing {DEFAULT_SEEDS[0]}")
+        return DEFAULT_SEEDS
+    where = f"problem {name!r} ({toml_path})"
+    if isinstance(value, list) and not value:
+        raise ProblemError(f"{where}: seeds is empty; name at least one seed file (without seeds: seed.py)")
+    if not isinstance(value, list) or not all(isinstance(file, str) and file for file in value):
+        raise ProblemError(f"{where}: seeds must be a list of file names relative to the problem folder, "
+                           f'like ["seed.py", "seed_native.py"], not {value!r}')
+    for file in value:
+        if Path(file).is_absolute() or ".." in Path(file).parts:
+            raise ProblemError(f"{where}: seed file {file!r} must be a path inside the problem folder")
+        if not (directory / file).is_file():
+            raise ProblemError(f"{where}: seed file {file!r} is missing (no such file in {directory})")
+    seen: set[Path] = set()
+    for file in value:  # "seed.py" and "./seed.py" are one file
+        if Path(file) in seen:
+            raise ProblemError(f"{where}: seed file {file!r} is named twice in seeds")
+        seen.add(Path(file))
+    return tuple(value)
+
+
 def load_problem(spec: str | Path) -> Problem:
     directory = resolve_problem_dir(spec)
     toml_path = directory / "problem.toml"
-    for required in (toml_path, directory / "reference.py", directory / "seed.py"):
+    for required in (toml_path, directory / "reference.py"):
         if not required.is_file():
             raise ProblemError(f"{directory}: missing {required.name}")
     try:
@@ -245,6 +280,7 @@ def load_problem(spec: str | Path) -> Problem:
         if key in data and not isinstance(data[key], str):
             raise ProblemError(f"{toml_path}: {key} must be a string, not {type(data[key]).__name__} "
                                f"({data[key]!r}); put it in quotes")
+    seed_files = _seed_files(data.get("seeds"), directory, toml_path, str(data.get("name", directory.name)))
     try:
         tolerance = Tolerance(**{k: float(data["tolerance"][k]) for k in ("atol", "rtol", "matched_ratio")})
         sol = data["sol"]
@@ -266,6 +302,7 @@ def load_problem(spec: str | Path) -> Problem:
             cpu_unsupported=str(data["cpu_unsupported"]) if data.get("cpu_unsupported") else None,
             entry=str(data.get("entry", "run")),
             **_baseline_routes(data.get("baseline", {}), directory, toml_path),
+            seed_files=seed_files,
         )
     except KeyError as error:
         raise ProblemError(f"{toml_path}: missing key {error.args[0]!r}") from None

@@ -4,7 +4,8 @@ Agents and their phases, the campaign's best and its rises, the device, each age
 spent and the leaderboard. ``RunState.apply`` is synchronous and does no I/O, so the same fold serves the engine
 (a bus subscriber: its counts, best and STOP rules), ``run --resume``, ``report``, ``export`` and the terminal UI
 (which adds what only a screen needs: arcengine_tui.state). One definition of best: the campaign's best is the
-first KEEP whose speedup is above every earlier KEEP's (the seed's KEEP starts it).
+first KEEP whose speedup is above every earlier KEEP's (the seed's KEEP starts it). Where a problem has several
+seeds, "the seed" is the incumbent: the passing seed of the highest speedup (the first decided, on a tie).
 """
 
 from __future__ import annotations
@@ -73,6 +74,22 @@ class AgentRecord:
     cost_usd: float = 0.0
     failures: int = 0
     last_error: str | None = None
+
+
+@dataclass
+class SeedRecord:
+    """One of the campaign's seeds as the log shows it."""
+
+    candidate_id: str
+    file: str | None  # relative to the problem folder; None in logs from before problems could have several
+    decision: str | None = None  # None until decided
+    reason: str = ""
+    speedup: float | None = None
+    over_baseline: float | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.decision == "KEEP"
 
 
 @dataclass(frozen=True)
@@ -149,7 +166,8 @@ class RunState:
     decisions: dict[str, int] = field(default_factory=dict)  # the agents' decisions (the seed's is not counted)
     trajectory: list[BestPoint] = field(default_factory=list)  # each rise of the campaign's best
     budget: Spending = field(default_factory=Spending)
-    seed_candidate_id: str | None = None
+    seeds: dict[str, SeedRecord] = field(default_factory=dict)  # every seed, by candidate id, in proposal order
+    seed_candidate_id: str | None = None  # the incumbent seed (before any seed passes: the first one proposed)
     seed_speedup: float | None = None
     seed_over_baseline: float | None = None
     events: int = 0  # events applied
@@ -276,7 +294,9 @@ class RunState:
     def _proposed(self, event: CandidateProposed) -> None:
         self._positions[event.candidate_id] = max(event.position, 0)
         if event.agent_id == SEED_AGENT:
-            self.seed_candidate_id = event.candidate_id
+            self.seeds[event.candidate_id] = SeedRecord(event.candidate_id, event.seed_file)
+            if self.seed_candidate_id is None:
+                self.seed_candidate_id = event.candidate_id
             return
         self.budget.proposed += 1
         agent = self._agent(event.agent_id, event.strategy)
@@ -294,8 +314,7 @@ class RunState:
         raised = event.decision == "KEEP" and event.speedup is not None and self._raise_best(
             BestPoint(position, event.speedup, event.candidate_id, event.agent_id, event.speedup_over_baseline))
         if event.agent_id == SEED_AGENT:
-            if event.decision == "KEEP":
-                self.seed_speedup, self.seed_over_baseline = event.speedup, event.speedup_over_baseline
+            self._seed_decided_as(event)
             return raised
         self.budget.decided += 1
         self.decisions[event.decision] = self.decisions.get(event.decision, 0) + 1
@@ -313,6 +332,19 @@ class RunState:
             else:
                 self._between_steps(agent)
         return raised
+
+    def _seed_decided_as(self, event: CandidateDecided) -> None:
+        """A seed's decision; a passing seed faster than the incumbent seed (or the first to pass) replaces it."""
+        record = self.seeds.setdefault(event.candidate_id, SeedRecord(event.candidate_id, None))
+        record.decision, record.reason = event.decision, event.reason
+        record.speedup, record.over_baseline = event.speedup, event.speedup_over_baseline
+        if event.decision != "KEEP":
+            return
+        incumbent = self.seeds.get(self.seed_candidate_id or "")
+        faster = event.speedup is not None and (self.seed_speedup is None or event.speedup > self.seed_speedup)
+        if incumbent is None or incumbent is record or not incumbent.passed or faster:
+            self.seed_candidate_id = event.candidate_id
+            self.seed_speedup, self.seed_over_baseline = event.speedup, event.speedup_over_baseline
 
     def _raise_best(self, point: BestPoint) -> bool:
         """The one rule: a KEEP above the campaign's best is the new best (the seed's KEEP starts it)."""

@@ -32,9 +32,9 @@ class AgentState:
     last_feedback: str | None = None
 
     @classmethod
-    def from_seed(cls, source: str, speedup: float | None) -> AgentState:
-        """Where every agent starts: the seed (c0000) as both its best and its working kernel."""
-        return cls(best_id="c0000", best_source=source, best_speedup=speedup, working_id="c0000",
+    def from_seed(cls, source: str, speedup: float | None, seed_id: str = "c0000") -> AgentState:
+        """Where an agent starts: a seed (c0000, the problem's first) as both its best and its working kernel."""
+        return cls(best_id=seed_id, best_source=source, best_speedup=speedup, working_id=seed_id,
                    working_source=source)
 
     def apply(self, candidate_id: str, source: str, decided: CandidateDecided) -> None:
@@ -101,12 +101,13 @@ class AgentHost(Protocol):
 
 class Agent:
     def __init__(self, agent_id: str, strategy: Skill, provider: Provider, workdir: Path,
-                 state: AgentState) -> None:
+                 state: AgentState, seed_id: str = "c0000") -> None:
         self.id = agent_id
         self.strategy = strategy
         self.provider = provider
         self.workdir = workdir
         self.state = state
+        self.seed_id = seed_id  # the seed it started from
         self.holding_position = False  # a reserved budget position not yet turned into a candidate
         self.interrupted: CandidateProposed | None = None  # proposed before a crash, not yet judged
         self._written: dict[str, str] = {}  # what write_files last put in each file

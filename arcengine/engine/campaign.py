@@ -34,12 +34,12 @@ from arcengine.domain.events import (
 from arcengine.domain.problem import Problem, load_problem
 from arcengine.domain.run import Phase, RunState, plateau_reached
 from arcengine.domain.skills import Skill, load_skills, strategies_for
-from arcengine.domain.tunables import read_tunables
 from arcengine.engine.agent import Agent, AgentState
 from arcengine.engine.config import CampaignConfig
 from arcengine.engine.history import History, load_history
 from arcengine.engine.memory import Memory
-from arcengine.engine.summary import AgentTotals, BestKernel, CampaignSummary, Spending
+from arcengine.engine.seeds import Seed, assign_strategies, failure_reason, seed_candidate_id, starting_seeds
+from arcengine.engine.summary import AgentTotals, BestKernel, CampaignSummary, SeedKernel, Spending
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.interface import Guard
 from arcengine.guard.service import GuardService
@@ -93,17 +93,6 @@ def rare_full_collections() -> Iterator[None]:
         gc.set_threshold(young, middle, full)
 
 
-def assign_strategies(skills: list[Skill], seed_source: str, agents: int, provider: str) -> list[Skill]:
-    """Round-robin over eligible strategies; the offline tuner gets only strategies it can act on."""
-    if provider == "offline":
-        space, _ = read_tunables(seed_source)
-        usable = [s for s in skills if set(s.tunables) & set(space)]
-        skills = usable or skills
-    if not skills:
-        raise CampaignError("no strategy skill is eligible for this kernel type")
-    return [skills[i % len(skills)] for i in range(agents)]
-
-
 class Campaign:
     def __init__(self, config: CampaignConfig, display: Display | None = None,
                  provider: Provider | None = None, guard_factory: Callable[[Campaign], Guard] | None = None,
@@ -125,6 +114,7 @@ class Campaign:
         self.last_agent_error: str | None = None
         self.guard_factory = guard_factory  # a replay answers from a recording instead of guard children
         self.agents: list[Agent] = []
+        self.seeds: list[Seed] = []  # the problem's seeds with their decisions, once judged
         self.state = RunState()  # the log's facts as they arrive: counts, spending, the best, each agent's plateau
         self.stop_reason: str | None = None
         self._proposed = 0
@@ -349,10 +339,10 @@ class Campaign:
         time_left = (config.time_limit_s or float("inf")) - (history.elapsed_s if history else 0.0)
         async with anyio.create_task_group() as workers:
             workers.start_soon(self.guard.work)
-            if history is not None and history.seed_decided is not None:
+            if history is not None and history.agents:
                 seed_ok = await self._restart_agents(history)
-            else:
-                seed_ok = await self._evaluate_seed() and self._start_agents()
+            else:  # a resumed campaign whose agents had not started judges only the seeds left undecided
+                seed_ok = await self._evaluate_seeds() and self._start_agents()
             if not seed_ok:
                 workers.cancel_scope.cancel()
                 return
@@ -377,46 +367,89 @@ class Campaign:
             reason=self.stop_reason, candidates=self._proposed,
             best_candidate_id=best.candidate_id if best else None, best_speedup=best.speedup if best else None))
 
-    async def _evaluate_seed(self) -> bool:
-        source = self.problem.seed_path.read_text(encoding="utf-8")
-        candidate_id = "c0000"
-        if self.history is None or self.history.seed_proposed is None:  # else a crash cut its judgement short
-            await self.bus.publish(CandidateProposed(
-                candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
-                rationale="the problem's seed", source=source))
-        path, written = self.write_candidate(candidate_id, source)
-        decided = await self.guard.submit(candidate_id=candidate_id, agent_id=SEED_AGENT, source=source,
-                                          candidate_path=path, incumbent_path=None, written=written)
-        if decided.decision != "KEEP":
-            self.stop_reason = f"the seed fails the guard: {decided.reason}"
+    async def _evaluate_seeds(self) -> bool:
+        """Judge every seed (side by side) before the agents start; the best that passes is the incumbent. A resumed
+        campaign proposes and judges only the seeds its log has not."""
+        history = self.history
+        proposed = history.seeds_proposed if history else {}
+        decided = dict(history.seeds_decided) if history else {}
+        files = {seed_candidate_id(index): file for index, file in enumerate(self.problem.seed_files)}
+        sources = {candidate_id: proposed[candidate_id].source if candidate_id in proposed else
+                   (self.problem.directory / file).read_text(encoding="utf-8") for candidate_id, file in files.items()}
+        fresh: list[Event] = [CandidateProposed(
+            candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
+            rationale="the problem's seed", source=sources[candidate_id], seed_file=file)
+            for candidate_id, file in files.items() if candidate_id not in proposed]
+        if fresh:
+            await self.bus.publish_all(fresh)
+
+        async def judge(candidate_id: str) -> None:
+            path, written = self.write_candidate(candidate_id, sources[candidate_id])
+            if candidate_id not in decided:  # else it was decided before a crash: its file is kept for the agents
+                decided[candidate_id] = await self.guard.submit(
+                    candidate_id=candidate_id, agent_id=SEED_AGENT, source=sources[candidate_id],
+                    candidate_path=path, incumbent_path=None, written=written)
+
+        async with anyio.create_task_group() as judging:
+            for candidate_id in files:
+                judging.start_soon(judge, candidate_id)
+        self.seeds = [Seed(candidate_id, file, sources[candidate_id], decided[candidate_id])
+                      for candidate_id, file in files.items()]
+        if not any(seed.passed for seed in self.seeds):
+            self.stop_reason = failure_reason(self.seeds)
             await self.bus.publish(CampaignStopped(reason=self.stop_reason, candidates=0,
                                                    best_candidate_id=None, best_speedup=None))
             return False
-        self._write_best(source)
+        self._write_best(self._incumbent_seed().source)
         return True
 
+    def _incumbent_seed(self) -> Seed:
+        """The seed the run's fold holds as the incumbent: the passing seed of the highest speedup."""
+        return next((seed for seed in self.seeds if seed.candidate_id == self.state.seed_candidate_id), self.seeds[0])
+
+    @property
+    def _provider_kind(self) -> str:
+        """The provider the agents work with (for a replay, the recorded campaign's: its agents start as those did)."""
+        model = getattr(self.provider, "replayed_model", None) or self.config.model
+        return str(model).partition(":")[0]
+
+    def _starts(self) -> list[Seed]:
+        """Each agent's starting seed, in agent order (arcengine.engine.seeds.starting_seeds)."""
+        return starting_seeds(self.seeds, self._incumbent_seed(), self.config.agents, self._provider_kind)
+
     def _start_agents(self) -> bool:
-        seed_source = self.problem.seed_path.read_text(encoding="utf-8")
-        for number, strategy in enumerate(self._strategies(seed_source), start=1):
-            self.agents.append(self._fresh_agent(number, strategy, seed_source))
+        starts = self._starts()
+        for number, (strategy, seed) in enumerate(zip(self._strategies(starts), starts, strict=True), start=1):
+            self.agents.append(self._fresh_agent(number, strategy, seed))
         for agent in self.agents:
             self._post_best(agent)
         return True
 
-    def _strategies(self, seed_source: str) -> list[Skill]:
-        return assign_strategies(strategies_for(self.skills, self.problem.kernel_type), seed_source,
-                                 self.config.agents, self.config.model.partition(":")[0])
+    def _strategies(self, starts: list[Seed]) -> list[Skill]:
+        eligible = strategies_for(self.skills, self.problem.kernel_type)
+        if not eligible:
+            raise CampaignError("no strategy skill is eligible for this kernel type")
+        return assign_strategies(eligible, [seed.source for seed in starts], self._provider_kind)
 
-    def _fresh_agent(self, number: int, strategy: Skill, seed_source: str) -> Agent:
-        state = AgentState.from_seed(seed_source, self.state.seed_speedup)
-        return Agent(f"a{number}", strategy, self.provider, self.run_dir / "agents" / f"a{number}", state)
+    def _fresh_agent(self, number: int, strategy: Skill, seed: Seed) -> Agent:
+        state = AgentState.from_seed(seed.source, seed.speedup, seed.candidate_id)
+        return Agent(f"a{number}", strategy, self.provider, self.run_dir / "agents" / f"a{number}", state,
+                     seed_id=seed.candidate_id)
+
+    def _recorded_seeds(self, history: History) -> list[Seed]:
+        """The seeds as the log judged them (in a log from before several seeds, its one seed)."""
+        files = dict(enumerate(self.problem.seed_files))
+        return [Seed(candidate_id, proposed.seed_file or files.get(index, "seed.py"), proposed.source,
+                     history.seeds_decided.get(candidate_id))
+                for index, (candidate_id, proposed) in enumerate(history.seeds_proposed.items())]
 
     async def _restart_agents(self, history: History) -> bool:
         """The agents of a resumed campaign, as the log left them; what was in flight is judged first."""
+        self.seeds = self._recorded_seeds(history)
         incumbents_written: anyio.Event | None = None
         for agent_id, past in history.agents.items():
             agent = Agent(agent_id, self.skills[past.strategy], self.provider, self.run_dir / "agents" / agent_id,
-                          past.state)
+                          past.state, seed_id=past.seed_id)
             agent.interrupted = past.interrupted
             agent.write_files(self)
             # Its incumbent is timed from its file: a crash may have come before the file was written.
@@ -424,10 +457,10 @@ class Campaign:
             self.agents.append(agent)
         if incumbents_written is not None:
             await incumbents_written.wait()  # queued with no wait between them: one batch holds them all
-        seed_source = self.problem.seed_path.read_text(encoding="utf-8")
-        strategies = self._strategies(seed_source)
+        starts = self._starts()
+        strategies = self._strategies(starts)
         for number in range(len(self.agents) + 1, self.config.agents + 1):  # the crash came before they started
-            self.agents.append(self._fresh_agent(number, strategies[number - 1], seed_source))
+            self.agents.append(self._fresh_agent(number, strategies[number - 1], starts[number - 1]))
         for agent in self.agents:
             self._post_best(agent)
         restore = getattr(self.provider, "restore", None)
@@ -436,14 +469,14 @@ class Campaign:
         for keep in history.unannounced_keeps:  # the crash fell between a KEEP and its announcement
             await self.after_decision(next(a for a in self.agents if a.id == keep.agent_id), keep)
         if self.state.best is not None:
-            self._write_best(history.sources.get(self.state.best.candidate_id, seed_source))
+            self._write_best(history.sources.get(self.state.best.candidate_id, self._incumbent_seed().source))
         return True
 
     async def _supervise(self, agent: Agent) -> None:
         """Keep-alive: an agent that raises is relaunched (its state kept) after a pause that doubles each time
         (a provider outage gets time to pass), up to ``max_relaunches``. A fatal provider error stops all."""
         await self.bus.publish(AgentStarted(agent_id=agent.id, strategy=agent.strategy.name,
-                                            provider=self.config.model))
+                                            provider=self.config.model, seed_id=agent.seed_id))
         failures = 0
         while True:
             try:
@@ -521,4 +554,8 @@ class Campaign:
             elapsed_s=round(time.monotonic() - self._started, 1),
             agents=[AgentTotals(id=a.id, strategy=a.strategy.name, candidates=a.state.candidates,
                                 best_speedup=a.state.best_speedup, plateau=a.state.plateau) for a in self.agents],
+            seeds=[SeedKernel(file=seed.file, candidate=seed.candidate_id, decision=seed.decision, speedup=seed.speedup,
+                              speedup_over_baseline=seed.over_baseline,
+                              incumbent=seed.passed and seed.candidate_id == run.seed_candidate_id)
+                   for seed in run.seeds.values()],
         )

@@ -21,6 +21,7 @@ from arcengine.domain.events import (
     Event,
 )
 from arcengine.engine.agent import AgentState
+from arcengine.engine.seeds import FIRST_SEED_ID
 from arcengine.recording.eventlog import EventLogError, read_events
 
 
@@ -32,6 +33,7 @@ class HistoryError(UserError):
 class AgentHistory:
     strategy: str
     state: AgentState
+    seed_id: str  # the seed it started from
     interrupted: CandidateProposed | None = None  # proposed, never decided: judged first on resume
 
 
@@ -40,8 +42,8 @@ class History:
     run_dir: Path
     started: CampaignStarted
     events: list[Event]
-    seed_proposed: CandidateProposed | None = None
-    seed_decided: CandidateDecided | None = None
+    seeds_proposed: dict[str, CandidateProposed] = field(default_factory=dict)  # the seeds, by candidate id
+    seeds_decided: dict[str, CandidateDecided] = field(default_factory=dict)
     agents: dict[str, AgentHistory] = field(default_factory=dict)
     positions: int = 0  # candidate positions used (the highest position proposed)
     unannounced_keeps: list[CandidateDecided] = field(default_factory=list)  # a crash came before BestImproved
@@ -82,9 +84,12 @@ def _fold(history: History) -> None:
     for event in history.events:
         match event:
             case AgentStarted() if event.agent_id not in history.agents:
-                history.agents[event.agent_id] = AgentHistory(event.strategy, _initial_state(history))
+                # A log from before problems could have several seeds names none: its one seed.
+                seed_id = event.seed_id or next(iter(history.seeds_proposed), FIRST_SEED_ID)
+                history.agents[event.agent_id] = AgentHistory(event.strategy, _initial_state(history, seed_id),
+                                                              seed_id)
             case CandidateProposed() if event.agent_id == SEED_AGENT:
-                history.seed_proposed = event
+                history.seeds_proposed[event.candidate_id] = event
                 history.sources[event.candidate_id] = event.source
             case CandidateProposed():
                 proposed[event.candidate_id] = event
@@ -94,7 +99,7 @@ def _fold(history: History) -> None:
                 if agent is not None:
                     agent.state.candidates += 1
             case CandidateDecided() if event.agent_id == SEED_AGENT:
-                history.seed_decided = event  # agents start after it, from the seed
+                history.seeds_decided[event.candidate_id] = event  # agents start after every seed's, from one
             case CandidateDecided() if event.candidate_id in proposed:
                 source = proposed.pop(event.candidate_id).source
                 agent = history.agents.get(event.agent_id)
@@ -110,7 +115,7 @@ def _fold(history: History) -> None:
     history.unannounced_keeps = [e for e in keeps if e.candidate_id not in announced]
 
 
-def _initial_state(history: History) -> AgentState:
-    seed = history.seed_proposed.source if history.seed_proposed else ""
-    speedup = history.seed_decided.speedup if history.seed_decided else None
-    return AgentState.from_seed(seed, speedup)
+def _initial_state(history: History, seed_id: str) -> AgentState:
+    """An agent as it started: from the seed ``seed_id``."""
+    proposed, decided = history.seeds_proposed.get(seed_id), history.seeds_decided.get(seed_id)
+    return AgentState.from_seed(proposed.source if proposed else "", decided.speedup if decided else None, seed_id)

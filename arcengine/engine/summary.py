@@ -19,6 +19,17 @@ class BestKernel(Contract):
     candidate: str
 
 
+class SeedKernel(Contract):
+    """One of the problem's seeds, as the guard judged it before the agents started."""
+
+    file: str | None  # relative to the problem folder (None: a run logged before problems could name several)
+    candidate: str
+    decision: str | None  # KEEP: it passed (None: not decided)
+    speedup: float | None  # over the reference
+    speedup_over_baseline: float | None
+    incumbent: bool  # the passing seed of the highest speedup: seed_speedup is its, LLM agents start from it
+
+
 class AgentTotals(Contract):
     id: str
     strategy: str
@@ -47,7 +58,7 @@ class CampaignSummary(Contract):
     candidates: int  # budget positions used (a rejected candidate uses one too)
     decisions: dict[str, int]  # every decision named, the seed's left out
     best: BestKernel | None
-    seed_speedup: float | None
+    seed_speedup: float | None  # the incumbent seed's
     best_over_seed: float | None
     stop_reason: str | None
     provider: str
@@ -55,6 +66,7 @@ class CampaignSummary(Contract):
     cost_known: bool  # False: the model has no price, cost_usd counts nothing
     elapsed_s: float
     agents: list[AgentTotals]
+    seeds: list[SeedKernel] = []  # every seed, in the order problem.toml lists them
 
 
 class ReplaySummary(CampaignSummary):

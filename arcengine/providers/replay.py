@@ -26,6 +26,8 @@ class ReplayProvider:
             except ReplayError as error:
                 raise ProviderFatal(f"replay: {error}") from None
         self.name = f"replay:{model}"
+        # The recorded campaign's provider: its agents started where that provider's did (arcengine.engine.seeds).
+        self.replayed_model = str(recording.started.config.get("model") or "")
         self._proposals: dict[str, deque[CandidateProposed]] = {
             agent: deque(step.proposed for step in steps)
             for agent, steps in recording.steps.items() if agent != SEED_AGENT}

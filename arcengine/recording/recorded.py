@@ -10,7 +10,14 @@ from functools import cached_property
 from pathlib import Path
 
 from arcengine.domain.errors import UserError
-from arcengine.domain.events import CampaignStarted, CandidateDecided, CandidateProposed, DeviceProfiled, MemoryRecorded
+from arcengine.domain.events import (
+    SEED_AGENT,
+    CampaignStarted,
+    CandidateDecided,
+    CandidateProposed,
+    DeviceProfiled,
+    MemoryRecorded,
+)
 from arcengine.recording.eventlog import EventLogError, read_events
 
 
@@ -84,6 +91,8 @@ def read_recording(run_dir: Path, until_seq: int | None = None) -> Recording:
         raise ReplayError(str(error)) from None
     if started is None:
         raise ReplayError(f"{log} holds no campaign_started event")
+    if SEED_AGENT in steps:  # the seeds are judged side by side and decided in any order: take them as proposed
+        steps[SEED_AGENT].sort(key=lambda step: step.proposed.seq)
     # A conclusion follows its decision; one past the last recorded decision belongs to a cut-off step.
     last = max((s.decided.seq for agent in steps.values() for s in agent), default=0)
     for agent, entries in conclusions.items():

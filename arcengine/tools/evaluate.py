@@ -24,17 +24,31 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
                         baseline: BaselineMode = "every") -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference (and the baseline, timed in the same rounds), and
     the device kind it ran on."""
+    decided, used = await evaluate_files(problem, [candidate], device, seeds=seeds, timeout_s=timeout_s,
+                                         memory_limit_gib=memory_limit_gib, suspicious_speedup=suspicious_speedup,
+                                         baseline=baseline)
+    return decided[0], used
+
+
+async def evaluate_files(problem: Problem, candidates: list[Path], device: str, seeds: int = 5,
+                         timeout_s: float = 600.0, memory_limit_gib: float | None = None,
+                         suspicious_speedup: float = SUSPICIOUS_SPEEDUP,
+                         baseline: BaselineMode = "every") -> tuple[list[CandidateDecided], str]:
+    """The guard's decision on each file (judged one after another by one guard, each as ``evaluate_file`` judges
+    its one), and the device kind they ran on."""
     guard = GuardService(problem, Bus(None), Thresholds(0.0, 0.0, suspicious_speedup), seeds=seeds, timeout_s=timeout_s,
                   memory_limit_gib=memory_limit_gib, baseline=baseline)
-    source = candidate.read_text(encoding="utf-8")
-    submission = {"candidate_id": candidate.stem, "agent_id": "eval", "source": source,
-                  "candidate_path": candidate.resolve(), "incumbent_path": None}
-    if not check_source(source, problem.entry).ok:  # the gate's REJECT needs no device: answer at once
-        return await guard.submit(**submission), "no device (rejected by the gate)"
+    submissions = []
+    for candidate in candidates:
+        source = candidate.read_text(encoding="utf-8")
+        submissions.append({"candidate_id": candidate.stem, "agent_id": "eval", "source": source,
+                            "candidate_path": candidate.resolve(), "incumbent_path": None})
+    if not any(check_source(s["source"], problem.entry).ok for s in submissions):  # REJECTs need no device
+        return [await guard.submit(**s) for s in submissions], "no device (rejected by the gate)"
     await guard.profile(device)
     async with anyio.create_task_group() as workers:
         workers.start_soon(guard.work)
-        decided = await guard.submit(**submission)
+        decided = [await guard.submit(**submission) for submission in submissions]
         workers.cancel_scope.cancel()
     return decided, guard.device
 

@@ -61,6 +61,11 @@ class RecordedGuard:
 
     async def _answer(self, candidate_id: str, agent_id: str, source: str) -> CandidateDecided:
         queue = self.pending.get(agent_id)
+        if agent_id == SEED_AGENT and queue:  # seeds are judged side by side: each is matched by its id
+            match = next((step for step in queue if step.proposed.candidate_id == candidate_id), None)
+            if match is not None:
+                queue.remove(match)
+                queue.appendleft(match)
         done = len(self.recording.steps.get(agent_id, [])) - len(queue or ())
         if not queue:
             return await self._diverge(candidate_id, agent_id,

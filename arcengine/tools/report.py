@@ -235,8 +235,9 @@ def trajectory(events: Sequence[Event]) -> tuple[tuple[int, float | None], ...]:
     of position order. Only KEEPs move the best; before the first KEEP the best is None.
     """
     positions = {e.candidate_id: e.position for e in events if isinstance(e, CandidateProposed)}
-    decided = sorted((positions[e.candidate_id], e) for e in events
-                     if isinstance(e, CandidateDecided) and e.candidate_id in positions)
+    decided = sorted(((positions[e.candidate_id], e) for e in events
+                      if isinstance(e, CandidateDecided) and e.candidate_id in positions),
+                     key=lambda pair: pair[0])  # several seeds share position 0: they keep their log order
     points: list[tuple[int, float | None]] = []
     best: float | None = None
     for position, decision in decided:
@@ -247,8 +248,11 @@ def trajectory(events: Sequence[Event]) -> tuple[tuple[int, float | None], ...]:
 
 
 def _seed_speedup(decided: Iterable[CandidateDecided]) -> float | None:
-    """The seed kernel's speedup over the reference: where the search started."""
-    return next((d.speedup for d in decided if d.agent_id == SEED_AGENT), None)
+    """The seed kernel's speedup over the reference: where the search started (with several seeds, the fastest
+    that passed, the incumbent; where none passed, the first one's)."""
+    seeds = [d for d in decided if d.agent_id == SEED_AGENT]
+    passed = [d.speedup for d in seeds if d.decision == "KEEP" and d.speedup is not None]
+    return max(passed) if passed else next((d.speedup for d in seeds), None)
 
 
 def _row(workload: WorkloadResult) -> WorkloadRow:
