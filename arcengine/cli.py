@@ -357,8 +357,12 @@ def problems_check(problem: str, device: str) -> None:
     from arcengine.tools.evaluate import evaluate_files
 
     loaded = load_problem(problem)  # parses the TOML, evaluates every expression, finds every seed file
+
+    def seed_paths(used: str) -> list[Path]:
+        return [loaded.directory / file for file in loaded.seed_files_for(used)]
+
     try:
-        verdicts, used = anyio.run(evaluate_files, loaded, loaded.seed_paths, device)
+        verdicts, used = anyio.run(evaluate_files, loaded, seed_paths, device)
     except DeviceUnsupported as unsupported:
         print(f"{loaded.name}: skipped: {unsupported}")
         return
@@ -370,11 +374,12 @@ def problems_check(problem: str, device: str) -> None:
         print(f"{loaded.name}: ok on {used}: reference runs, seed correct on "
               f"{len(decided.workloads)} workloads, seed speedup {decided.speedup or 0:.3f}x")
     else:  # several: a line per seed, then the verdict, which names every seed that failed
-        for file, decided in zip(loaded.seed_files, verdicts, strict=True):
+        judged = list(zip(loaded.seed_files_for(used), verdicts, strict=True))
+        for file, decided in judged:
             print(f"{loaded.name}: seed {file}: " + (
                 f"ok on {used}: correct on {len(decided.workloads)} workloads, speedup {decided.speedup or 0:.3f}x"
                 if decided.correct else f"FAIL on {used}: {decided.reason}"))
-        failed = [file for file, decided in zip(loaded.seed_files, verdicts, strict=True) if not decided.correct]
+        failed = [file for file, decided in judged if not decided.correct]
         if failed:
             print(f"{loaded.name}: FAIL on {used}: {len(failed)} of {len(verdicts)} seeds fail the guard: "
                   f"{', '.join(failed)}")

@@ -98,6 +98,18 @@ def test_imported_problems_keep_one_seed(tmp_path: Path, monkeypatch: pytest.Mon
     assert problem.seed_files == ("seed.py",) and problem.seed_path.is_file()
 
 
+def test_cpu_seeds_name_the_seeds_that_run_on_the_cpu(tmp_path: Path) -> None:
+    # A CUDA C++ seed (NVRTC, cuBLASLt) cannot run on the CPU: cpu_seeds leaves it out there.
+    folder = copy_with(tmp_path, 'seeds = ["seed.py", "seed_split.py"]\ncpu_seeds = ["seed.py"]')
+    problem = load_problem(folder)
+    assert problem.seed_files_for("cpu") == ("seed.py",)
+    assert problem.seed_files_for("cuda") == ("seed.py", "seed_split.py")
+    assert load_problem(SEEDS).seed_files_for("cpu") == ("seed.py", "seed_split.py")  # default: every seed
+    for number, line in enumerate(('cpu_seeds = ["seed_other.py"]', "cpu_seeds = []", 'cpu_seeds = "seed.py"')):
+        with pytest.raises(ProblemError, match="cpu_seeds must list some of the seeds"):
+            load_problem(copy_with(tmp_path / str(number), f'seeds = ["seed.py"]\n{line}'))
+
+
 BAD_SEEDS = [
     ("seeds = []", "seeds is empty"),
     ('seeds = ["seed.py", "seed_native.py"]', "seed file 'seed_native.py' is missing"),

@@ -65,8 +65,13 @@ class Problem:
     # none declared, and the reference stands in for it.
     baseline_routes: tuple[str, ...] = ()
     cpu_baseline_routes: tuple[str, ...] = ()
-    # The seed files (``seeds`` in problem.toml), relative to the folder: each is judged before the agents start.
+    # The seed files (``seeds`` in problem.toml), relative to the folder: each is judged before the agents start;
+    # on the CPU, those of ``cpu_seeds`` (default: all of them; a CUDA C++ seed cannot run there).
     seed_files: tuple[str, ...] = DEFAULT_SEEDS
+    cpu_seed_files: tuple[str, ...] | None = None
+
+    def seed_files_for(self, device: str) -> tuple[str, ...]:
+        return self.cpu_seed_files if device == "cpu" and self.cpu_seed_files is not None else self.seed_files
 
     def baseline_routes_for(self, device: str) -> tuple[str, ...]:
         return self.cpu_baseline_routes if device == "cpu" else self.baseline_routes
@@ -266,6 +271,15 @@ def _seed_files(value: Any, directory: Path, toml_path: Path, name: str) -> tupl
     return tuple(value)
 
 
+def _cpu_seed_files(value: Any, seed_files: tuple[str, ...], toml_path: Path) -> tuple[str, ...] | None:
+    """``cpu_seeds``: the seeds that run on the CPU, a non-empty part of ``seeds`` (None: all of them)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not set(value) <= set(seed_files):
+        raise ProblemError(f"{toml_path}: cpu_seeds must list some of the seeds {list(seed_files)}, not {value!r}")
+    return tuple(value)
+
+
 def load_problem(spec: str | Path) -> Problem:
     directory = resolve_problem_dir(spec)
     toml_path = directory / "problem.toml"
@@ -281,6 +295,7 @@ def load_problem(spec: str | Path) -> Problem:
             raise ProblemError(f"{toml_path}: {key} must be a string, not {type(data[key]).__name__} "
                                f"({data[key]!r}); put it in quotes")
     seed_files = _seed_files(data.get("seeds"), directory, toml_path, str(data.get("name", directory.name)))
+    cpu_seed_files = _cpu_seed_files(data.get("cpu_seeds"), seed_files, toml_path)
     try:
         tolerance = Tolerance(**{k: float(data["tolerance"][k]) for k in ("atol", "rtol", "matched_ratio")})
         sol = data["sol"]
@@ -303,6 +318,7 @@ def load_problem(spec: str | Path) -> Problem:
             entry=str(data.get("entry", "run")),
             **_baseline_routes(data.get("baseline", {}), directory, toml_path),
             seed_files=seed_files,
+            cpu_seed_files=cpu_seed_files,
         )
     except KeyError as error:
         raise ProblemError(f"{toml_path}: missing key {error.args[0]!r}") from None

@@ -373,7 +373,8 @@ class Campaign:
         history = self.history
         proposed = history.seeds_proposed if history else {}
         decided = dict(history.seeds_decided) if history else {}
-        files = {seed_candidate_id(index): file for index, file in enumerate(self.problem.seed_files)}
+        seed_files = self.problem.seed_files_for(self.guard.device)
+        files = {seed_candidate_id(index): file for index, file in enumerate(seed_files)}
         sources = {candidate_id: proposed[candidate_id].source if candidate_id in proposed else
                    (self.problem.directory / file).read_text(encoding="utf-8") for candidate_id, file in files.items()}
         fresh: list[Event] = [CandidateProposed(
@@ -438,7 +439,7 @@ class Campaign:
 
     def _recorded_seeds(self, history: History) -> list[Seed]:
         """The seeds as the log judged them (in a log from before several seeds, its one seed)."""
-        files = dict(enumerate(self.problem.seed_files))
+        files = dict(enumerate(self.problem.seed_files_for(self.guard.device)))
         return [Seed(candidate_id, proposed.seed_file or files.get(index, "seed.py"), proposed.source,
                      history.seeds_decided.get(candidate_id))
                 for index, (candidate_id, proposed) in enumerate(history.seeds_proposed.items())]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,14 +31,17 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
     return decided[0], used
 
 
-async def evaluate_files(problem: Problem, candidates: list[Path], device: str, seeds: int = 5,
-                         timeout_s: float = 600.0, memory_limit_gib: float | None = None,
+async def evaluate_files(problem: Problem, candidates: list[Path] | Callable[[str], list[Path]], device: str,
+                         seeds: int = 5, timeout_s: float = 600.0, memory_limit_gib: float | None = None,
                          suspicious_speedup: float = SUSPICIOUS_SPEEDUP,
                          baseline: BaselineMode = "every") -> tuple[list[CandidateDecided], str]:
     """The guard's decision on each file (judged one after another by one guard, each as ``evaluate_file`` judges
-    its one), and the device kind they ran on."""
+    its one), and the device kind they ran on. ``candidates`` may depend on that device (a problem's seeds)."""
     guard = GuardService(problem, Bus(None), Thresholds(0.0, 0.0, suspicious_speedup), seeds=seeds, timeout_s=timeout_s,
                   memory_limit_gib=memory_limit_gib, baseline=baseline)
+    if callable(candidates):
+        await guard.profile(device)
+        candidates = candidates(guard.device)
     submissions = []
     for candidate in candidates:
         source = candidate.read_text(encoding="utf-8")
@@ -45,7 +49,8 @@ async def evaluate_files(problem: Problem, candidates: list[Path], device: str, 
                             "candidate_path": candidate.resolve(), "incumbent_path": None})
     if not any(check_source(s["source"], problem.entry).ok for s in submissions):  # REJECTs need no device
         return [await guard.submit(**s) for s in submissions], "no device (rejected by the gate)"
-    await guard.profile(device)
+    if not guard.slots:
+        await guard.profile(device)
     async with anyio.create_task_group() as workers:
         workers.start_soon(guard.work)
         decided = [await guard.submit(**submission) for submission in submissions]
