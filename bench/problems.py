@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -34,6 +33,7 @@ import torch
 from measure import environment, guard_eval, input_pool, time_workload
 
 from arcengine.domain.problem import Problem, load_problem, shipped_problem_names
+from arcengine.guard.child import process
 from arcengine.guard.child.ceilings import measure_ceilings
 from arcengine.guard.child.judge import load_module
 
@@ -46,16 +46,11 @@ class CompileTimeout(BaseException):  # not Exception: torch.compile would swall
 def time_cap(seconds: float) -> Iterator[None]:
     """Raise CompileTimeout in this (main) thread after `seconds`: max-autotune of a shape can take many minutes."""
 
-    def expire(signum: int, frame: object) -> None:
+    def expire() -> None:
         raise CompileTimeout
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
+    with process.alarm(seconds, expire):
         yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 POOL_SIZE = 2  # input sets the timing cycles through (the largest problems' weights are GBs per set)

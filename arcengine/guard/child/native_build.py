@@ -21,13 +21,11 @@ import hashlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from arcengine.guard.child import process
@@ -146,22 +144,17 @@ class _OutOfTime(Exception):
 
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
-    """Kill what the build started and raise _OutOfTime in it after ``seconds`` (the main thread only: signals are
-    delivered there). ``subprocess.run`` would kill ninja as the exception passes, but not ninja's compilers."""
+    """Kill what the build started and raise _OutOfTime in it after ``seconds`` (in the main thread only, where
+    signals are delivered). ``subprocess.run`` would kill ninja as the exception passes, but not ninja's compilers."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def expire(signum: int, frame: FrameType | None) -> None:
+    def expire() -> None:
         # Now, while the compilers are still ours: orphaned once ninja dies, they would build on.
         for child in process.children_of(os.getpid()):
             process.kill_tree(child)
         raise _OutOfTime
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
+    with process.alarm(seconds, expire):
         yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)

@@ -10,7 +10,8 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterator
+from types import FrameType
 from typing import Any, NoReturn
 
 PR_SET_PDEATHSIG = 1
@@ -97,6 +98,23 @@ def _parents() -> dict[int, int]:
                     f"/proc/{entry}/stat", encoding="ascii") as stat:
                 parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
     return parents
+
+
+@contextlib.contextmanager
+def alarm(seconds: float, expire: Callable[[], None]) -> Iterator[None]:
+    """Call ``expire`` (which raises, to stop what the block is doing) after ``seconds`` of the block, in the main
+    thread, where signals are delivered: the caller must be in it."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        expire()
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def max_fd() -> int:
