@@ -20,8 +20,11 @@ import contextlib
 import json
 import os
 import queue
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -141,24 +144,45 @@ def measure_problem(problem: Problem, device: torch.device, ceilings: dict[str, 
     return result
 
 
-def add_baseline(problem: Problem, device: torch.device, measured: dict[str, Any], redo: bool = False) -> None:
+def add_baseline(problem: Problem, device: torch.device, measured: dict[str, Any], save: Callable[[], None],
+                 redo: bool = False, chunk: int | None = None) -> None:
     """Each row's baseline as the guard measures it (``arcengine eval`` of the seed: every declared route checked,
     the fastest correct one per workload timed in the same rounds as the reference), unless the rows have it
-    (``redo``: measured again, for a guard whose choice of the baseline changed)."""
+    (``redo``: measured again, for a guard whose choice of the baseline changed). ``chunk``: that many workloads
+    per eval, saved after each, for problems whose torch.compile per workload outlasts one sitting."""
     rows = measured["workloads"]
-    if not rows or (all("baseline" in row for row in rows) and not redo):
-        return
-    verdict = guard_eval(str(problem.directory), str(problem.seed_path), device.type)
-    judged = {json.dumps(w["axes"], sort_keys=True): w for w in verdict["workloads"]}
-    for row in rows:
-        found = judged.get(json.dumps(row["axes"], sort_keys=True))
-        if found is None:
-            continue
-        row["baseline"] = {"route": found["baseline_route"], "time_us": found["baseline_time_us"],
-                           "reference_us": found["ref_time_us"], "seed_us": found["time_us"],
-                           "routes_us": found["baseline_times_us"], "failures": found["baseline_failures"],
-                           "seed_over_baseline": found["speedup_over_baseline"]}
-    measured["baseline_verdict"] = verdict["verdict"]
+    if redo:
+        for row in rows:
+            row.pop("baseline", None)
+    missing = [index for index, row in enumerate(rows) if "baseline" not in row]
+    size = chunk or len(missing) or 1
+    for start in range(0, len(missing), size):
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = _with_workloads(problem, missing[start:start + size], Path(scratch))
+            verdict = guard_eval(str(folder), str(folder / problem.seed_path.name), device.type)
+        judged = {json.dumps(w["axes"], sort_keys=True): w for w in verdict["workloads"]}
+        for row in rows:
+            found = judged.get(json.dumps(row["axes"], sort_keys=True))
+            if found is not None:
+                row["baseline"] = {"route": found["baseline_route"], "time_us": found["baseline_time_us"],
+                                   "reference_us": found["ref_time_us"], "seed_us": found["time_us"],
+                                   "routes_us": found["baseline_times_us"], "failures": found["baseline_failures"],
+                                   "seed_over_baseline": found["speedup_over_baseline"]}
+        measured["baseline_verdict"] = verdict["verdict"]
+        save()
+
+
+def _with_workloads(problem: Problem, indexes: list[int], scratch: Path) -> Path:
+    """A copy of the problem's folder whose problem.toml keeps only these GPU workloads (by their order there)."""
+    folder = scratch / problem.directory.name
+    shutil.copytree(problem.directory, folder)
+    toml = folder / "problem.toml"
+    blocks = re.split(r"(?m)^(?=\[)", toml.read_text(encoding="utf-8"))  # each table, [[...]] entries included
+    workloads = iter(range(len(blocks)))
+    kept = [block for block in blocks
+            if not block.startswith("[[workloads]]") or next(workloads) in indexes]
+    toml.write_text("".join(kept), encoding="utf-8")
+    return folder
 
 
 def main() -> None:
@@ -169,6 +193,8 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="leave out the guard's baseline per workload")
     parser.add_argument("--redo-baseline", nargs="*", default=[], metavar="PROBLEM",
                         help="measure these problems' baselines again, replacing the earlier ones")
+    parser.add_argument("--baseline-chunk", type=int, default=None, metavar="N",
+                        help="workloads per baseline eval, saved after each (default: all in one)")
     parser.add_argument("--compile-cap", type=float, default=180.0, help="seconds per torch.compile mode and shape")
     parser.add_argument("--gpus", type=int, default=1, help="problems measured at once, one GPU each")
     args = parser.parse_args()
@@ -200,8 +226,9 @@ def main() -> None:
 
         save(measure_problem(problem, device, ceilings, args, result["problems"].get(problem.name), save))
         if not args.no_baseline:
-            add_baseline(problem, device, result["problems"][problem.name], name in args.redo_baseline)
-            save(result["problems"][problem.name])
+            add_baseline(problem, device, result["problems"][problem.name],
+                         lambda name=problem.name: save(result["problems"][name]), name in args.redo_baseline,
+                         args.baseline_chunk)
         print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
 
 
