@@ -149,59 +149,11 @@ def test_a_kernelbench_candidate_exports_as_itself_and_runs_against_model(tmp_pa
     torch.testing.assert_close(candidate(*inputs), model(*inputs))
 
 
-KB_ADD_PROBLEM = '''import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, a, b):
-        return a + b
-
-
-def get_inputs():
-    return [torch.randn(4, 128), torch.randn(4, 128)]
-
-
-def get_init_inputs():
-    return []
-'''
-
-# KernelBench's route: a ModelNew whose op is C++ compiled at import with load_inline (C++ here, so it runs on the
-# CPU; KernelBench's own example is the same with a CUDA kernel).
-KB_ADD_LOAD_INLINE = '''import torch
-import torch.nn as nn
-from torch.utils.cpp_extension import load_inline
-
-SOURCE = """
-#include <torch/extension.h>
-torch::Tensor elementwise_add(torch::Tensor a, torch::Tensor b) {
-  auto out = torch::empty_like(a);
-  auto pa = a.contiguous().data_ptr<float>(), pb = b.contiguous().data_ptr<float>();
-  auto po = out.data_ptr<float>();
-  for (int64_t i = 0; i < a.numel(); ++i) po[i] = pa[i] + pb[i];
-  return out;
-}
-"""
-elementwise_add = load_inline(name="elementwise_add", cpp_sources=SOURCE, functions=["elementwise_add"])
-
-
-class ModelNew(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.elementwise_add = elementwise_add
-
-    def forward(self, a, b):
-        return self.elementwise_add.elementwise_add(a, b)
-'''
+KERNELBENCH = Path(__file__).parent / "fixtures" / "kernelbench"  # 1_Add.py and its load_inline ModelNew files
 
 
 def test_a_kernelbench_load_inline_candidate_passes(tmp_path: Path) -> None:
-    problem, candidate = tmp_path / "1_Add.py", tmp_path / "model_new_add.py"
-    problem.write_text(KB_ADD_PROBLEM)
-    candidate.write_text(KB_ADD_LOAD_INLINE)
-    judged = verdict(tmp_path, problem, candidate)
+    # C++ here, so it runs on the CPU; model_new_add_cuda.py, KernelBench's own example's shape, is judged on a GPU.
+    judged = verdict(tmp_path, KERNELBENCH / "1_Add.py", KERNELBENCH / "model_new_add_cpp.py")
     assert judged["verdict"] == "pass", judged["reason"]
     assert any("compiles native code" in warning for warning in judged["warnings"])

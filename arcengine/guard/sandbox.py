@@ -176,8 +176,10 @@ def _outcome(files: _Files, returncode: int | None, timed_out: bool, seconds: fl
     result = None
     if not timed_out and returncode != 0:
         # The judge exits 0 once its result is written: a file beside any other end was not finished by it (a
-        # candidate that stopped the judge's own write could have left one).
-        note = f"{note}\nthe judge did not exit cleanly: its result file, if any, is not read".strip()
+        # candidate that stopped the judge's own write could have left one). The note goes first: the last line
+        # says why the child ended (a limit it broke, say).
+        if files.result.exists():
+            note = f"the judge did not exit cleanly: its result file is not read\n{note}".strip()
     elif not timed_out:
         try:
             result = json.loads(files.result.read_text())

@@ -186,3 +186,20 @@ def test_memory_a_fork_shares_with_its_parent_is_counted_once_where_it_decides()
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+@pytest.mark.parametrize("returncode", [0, 1, None])
+def test_a_result_is_read_only_from_a_judge_that_exited_cleanly(tmp_path: Path, returncode: int | None) -> None:
+    # A worker that read the token could write a result and break the judge's own write (it then exits 1): such a
+    # file, even with the token, is not a verdict.
+    from arcengine.guard.sandbox import _Files, _outcome
+
+    files = _Files(tmp_path, tmp_path, tmp_path / "spec.json", tmp_path / "result.json", tmp_path / "stderr.txt",
+                   token="t0ken")
+    files.result.write_text('{"ok": true, "correct": true, "token": "t0ken"}')
+    outcome = _outcome(files, returncode, timed_out=False, seconds=1.0)
+    if returncode == 0:
+        assert outcome.result == {"ok": True, "correct": True} and outcome.failure() is None
+    else:
+        assert outcome.result is None and "result file is not read" in outcome.stderr_tail
+        assert outcome.failure() is not None
