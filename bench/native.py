@@ -1,0 +1,123 @@
+"""Issue 27's figures for native code: the native catalogue entries, KernelBench's load_inline route through
+``arcengine eval``, what a load_inline build costs cold and from the cache, and each native seed judged by the guard.
+
+    python bench/native.py OUT.json [--device cuda] [--jobs N] [--skip catalogue|kernelbench|cache|seeds ...]
+
+On a GPU every part runs; on the CPU the CUDA-only ones are left out (the C++ KernelBench candidate, the C++ cache
+build and the CPU catalogue entries stand in). Each part is written as soon as it ends, so a run cut short keeps
+what it measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from adversarial import load_catalogue
+from measure import environment, guard_eval
+
+from arcengine.guard.child.native_build import CACHE_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNELBENCH = ROOT / "tests" / "fixtures" / "kernelbench"
+KERNELBENCH_EXAMPLES = {"cuda": ["model_new_add_cuda.py"], "cpu": ["model_new_add_cpp.py"]}
+NATIVE_SEEDS = [("rmsnorm", "seed_nvrtc.py"), ("gemm_residual", "seed_cublaslt.py")]  # CUDA C++: GPU only
+PARTS = ("catalogue", "kernelbench", "cache", "seeds")
+
+
+def native_entries(device: str) -> list[str]:
+    """The catalogue entries that build native code, runnable on this device."""
+    return [entry.name for entry in load_catalogue()
+            if "load_inline" in entry.path.read_text(encoding="utf-8") and (device == "cuda" or entry.cpu)
+            and not entry.skip]
+
+
+def catalogue(device: str, jobs: int, scratch: Path) -> dict[str, Any]:
+    out = scratch / "catalogue.json"
+    names = native_entries(device)
+    subprocess.run([sys.executable, str(ROOT / "bench" / "adversarial.py"), str(out), "--device", device, "--jobs",
+                    str(jobs), "--only", *names], check=True, cwd=ROOT)
+    document = json.loads(out.read_text())
+    return {"entries": names, "headline": document["headline"], "rows": document["entries"]}
+
+
+def kernelbench(device: str) -> dict[str, Any]:
+    judged = {}
+    for example in KERNELBENCH_EXAMPLES[device]:
+        verdict = guard_eval(str(KERNELBENCH / "1_Add.py"), str(KERNELBENCH / example), device)
+        judged[example] = {key: verdict.get(key) for key in ("verdict", "reason", "speedup", "seconds", "warnings")}
+    return {"examples": judged, "passed": sum(v["verdict"] == "pass" for v in judged.values())}
+
+
+def build_seconds(device: str) -> dict[str, Any]:
+    """One load_inline extension (KernelBench's add) built through the cache in a fresh process, twice: cold, then
+    from the cache a later child of the campaign would find."""
+    example = KERNELBENCH / KERNELBENCH_EXAMPLES[device][0]
+    script = textwrap.dedent(f"""
+        import importlib.util, time
+        from arcengine.guard.child import native_build
+        native_build.install(600.0)
+        started = time.perf_counter()
+        spec = importlib.util.spec_from_file_location("example", {str(example)!r})
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        print(time.perf_counter() - started)
+    """)
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, CACHE_ENV: cache}
+        runs = [float(subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                                     check=True).stdout.split()[-1]) for _ in range(2)]
+    return {"example": example.name, "cold_s": round(runs[0], 3), "cached_s": round(runs[1], 3)}
+
+
+def seeds(device: str) -> dict[str, Any]:
+    judged = {}
+    for problem, seed in NATIVE_SEEDS if device == "cuda" else []:
+        verdict = guard_eval(problem, str(ROOT / "problems" / problem / seed), device)
+        judged[f"{problem}/{seed}"] = {key: verdict.get(key) for key in
+                                       ("verdict", "reason", "speedup", "speedup_over_baseline", "seconds")}
+    return judged
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--skip", nargs="*", default=[], choices=PARTS)
+    args = parser.parse_args()
+    document: dict[str, Any] = {**environment(torch.device(args.device)), "benchmark": "native code (issue 27)",
+                                "command": "python bench/native.py " + " ".join(sys.argv[1:])}
+
+    def save() -> None:
+        found = document.get("catalogue", {}).get("headline", {})
+        document["headline"] = {
+            "catalogue_caught": found.get("caught"), "catalogue_total": found.get("total"),
+            "kernelbench_examples_passed": document.get("kernelbench", {}).get("passed"),
+            "compile_cache_hit_s": document.get("cache", {}).get("cached_s"),
+        }
+        args.out.write_text(json.dumps(document, indent=1) + "\n")
+
+    with tempfile.TemporaryDirectory() as scratch:
+        steps = {"catalogue": lambda: catalogue(args.device, args.jobs, Path(scratch)),
+                 "kernelbench": lambda: kernelbench(args.device), "cache": lambda: build_seconds(args.device),
+                 "seeds": lambda: seeds(args.device)}
+        for part in PARTS:
+            if part in args.skip:
+                continue
+            started = time.monotonic()
+            document[part] = {**steps[part](), "wall_s": round(time.monotonic() - started, 1)}
+            save()
+            print(part, json.dumps(document["headline"]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
