@@ -20,8 +20,16 @@ if [[ $STEP == all || $STEP == fidelity ]]; then
 fi
 if [[ $STEP == all || $STEP == cost ]]; then
   python3 -m arcengine.cli eval rmsnorm problems/rmsnorm/seed.py --device cuda --json > "$OUT/eval-rmsnorm-seed.json"
+  # The run folder stays outside $OUT (its candidates and agents are many small files the device tool will not
+  # bring back); the event log and the database are copied out. A time limit stops the campaign cleanly, so a
+  # slow guard still gives its figures over the candidates it decided.
+  RUNS=$(mktemp -d)
   python3 -m arcengine.cli run rmsnorm --agents 4 --budget "${BUDGET:-24}" --device cuda --plateau 1000 \
-    --out "$OUT/runs" --json > "$OUT/cost-rmsnorm-summary.json" 2> "$OUT/cost-rmsnorm-lines.txt"
+    --time-limit "${TIME_LIMIT:-420}" --out "$RUNS" --json > "$OUT/cost-rmsnorm-summary.json" \
+    2> "$OUT/cost-rmsnorm-lines.txt"
   tail -n 3 "$OUT/cost-rmsnorm-lines.txt"
-  python3 bench/guard_cost.py "$OUT/guard-cost-h200.json" "$OUT"/runs/*
+  python3 bench/guard_cost.py "$OUT/guard-cost-h200.json" "$RUNS"/*
+  for run in "$RUNS"/*; do
+    mkdir -p "$OUT/runs/${run##*/}" && cp "$run/events.jsonl" "$run/campaign.db" "$OUT/runs/${run##*/}/"
+  done
 fi

@@ -2,6 +2,7 @@
 ``arcengine eval``, what a load_inline build costs cold and from the cache, and each native seed judged by the guard.
 
     python bench/native.py OUT.json [--device cuda] [--jobs N] [--skip catalogue|kernelbench|cache|seeds ...]
+                                    [--catalogue-from WHOLE_CATALOGUE.json]
 
 On a GPU every part runs; on the CPU the CUDA-only ones are left out (the C++ KernelBench candidate, the C++ cache
 build and the CPU catalogue entries stand in). Each part is written as soon as it ends, so a run cut short keeps
@@ -41,13 +42,21 @@ def native_entries(device: str) -> list[str]:
             and not entry.skip]
 
 
-def catalogue(device: str, jobs: int, scratch: Path) -> dict[str, Any]:
-    out = scratch / "catalogue.json"
+def catalogue(device: str, jobs: int, scratch: Path, whole_run: Path | None) -> dict[str, Any]:
+    """The native entries judged now, or read from a run of the whole catalogue on this code (``whole_run``: the
+    same entries, judged once)."""
     names = native_entries(device)
-    subprocess.run([sys.executable, str(ROOT / "bench" / "adversarial.py"), str(out), "--device", device, "--jobs",
-                    str(jobs), "--only", *names], check=True, cwd=ROOT)
-    document = json.loads(out.read_text())
-    return {"entries": names, "headline": document["headline"], "rows": document["entries"]}
+    if whole_run is None:
+        whole_run = scratch / "catalogue.json"
+        subprocess.run([sys.executable, str(ROOT / "bench" / "adversarial.py"), str(whole_run), "--device", device,
+                        "--jobs", str(jobs), "--only", *names], check=True, cwd=ROOT)
+    document = json.loads(whole_run.read_text())
+    rows = [row for row in document["entries"] if row["name"] in names]
+    judged = [row for row in rows if not row.get("skipped")]
+    headline = {"caught": sum(bool(row["caught"]) for row in judged), "total": len(judged),
+                "not_caught": [row["name"] for row in judged if not row["caught"]]}
+    return {"entries": names, "from": document.get("command"), "commit": document.get("commit"),
+            "headline": headline, "rows": rows}
 
 
 def kernelbench(device: str) -> dict[str, Any]:
@@ -93,6 +102,8 @@ def main() -> None:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--skip", nargs="*", default=[], choices=PARTS)
+    parser.add_argument("--catalogue-from", type=Path, help="a whole catalogue's results (bench/adversarial.py) "
+                        "on this code: its native entries' rows, instead of judging them again")
     args = parser.parse_args()
     document: dict[str, Any] = {**environment(torch.device(args.device)), "benchmark": "native code (issue 27)",
                                 "command": "python bench/native.py " + " ".join(sys.argv[1:])}
@@ -107,7 +118,7 @@ def main() -> None:
         args.out.write_text(json.dumps(document, indent=1) + "\n")
 
     with tempfile.TemporaryDirectory() as scratch:
-        steps = {"catalogue": lambda: catalogue(args.device, args.jobs, Path(scratch)),
+        steps = {"catalogue": lambda: catalogue(args.device, args.jobs, Path(scratch), args.catalogue_from),
                  "kernelbench": lambda: kernelbench(args.device), "cache": lambda: build_seconds(args.device),
                  "seeds": lambda: seeds(args.device)}
         for part in PARTS:

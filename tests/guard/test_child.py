@@ -22,6 +22,7 @@ import torch
 
 from arcengine.guard.child import channel, correctness, timing
 from arcengine.guard.child.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
+from arcengine.guard.child.device_memory import DeviceMemoryWatch
 from arcengine.guard.child.judge import AUDIT_SHARE, SpecError, audited_calls, json_safe, parse_spec
 from arcengine.guard.child.roles import RemoteRole, WorkerLost
 
@@ -1040,3 +1041,25 @@ def test_the_incumbents_module_is_not_in_the_candidates_process(tmp_path: Path) 
     assert result["correct"] is True and result["incumbent_failure"] is None, result["failure"]
     seen = set(log.read_text().splitlines())
     assert seen == {"['arcengine_guard_candidate', 'arcengine_guard_reference']"}  # its own, and make_inputs'
+
+
+def test_a_worker_whose_calls_keep_device_memory_is_lost(fake_worker: FakeWorker) -> None:
+    # Native code's cudaMalloc that is never freed (scale/native_cuda_malloc_leak), played by the device's count.
+    remote, worker_end = fake_worker
+    gib = 1 << 30
+    in_use = [4 * gib]
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib))
+
+    def call(kept: int, meanwhile: int = 0) -> None:
+        remote.begin({"op": "call"})
+        command, _ = channel.receive(worker_end, 5.0)
+        in_use[0] += kept
+        channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "outputs": []})
+        remote.finish(5.0)
+        in_use[0] += meanwhile  # another process's allocation between the worker's calls is not the worker's
+
+    call(gib, meanwhile=20 * gib)
+    call(gib, meanwhile=-20 * gib)
+    call(0)  # what a call allocates and frees before it returns is not kept
+    with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory .*\(limit 2\.5 GiB"):
+        call(gib)

@@ -38,6 +38,7 @@ from arcengine.guard.child import (
     baselines,
     ceilings,
     correctness,
+    device_memory,
     distributions,
     precompile,
     process,
@@ -282,6 +283,9 @@ class Evaluation:
             return self._harness_failed(f"harness failed to start: {describe_exception(exc)}", started)
         if not self._load_workers(started):
             return self.result()
+        for role in worker.CANDIDATE_ROLES:  # from their first call: what their loading took is no leak
+            if role in self.workers:
+                self.workers[role].memory = device_memory.watch(self.device)
         self._wait_for_turn()
         smoke_started = perf_counter()
         try:

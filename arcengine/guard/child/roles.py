@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from arcengine.guard.child import channel, confine, correctness, process, worker
+from arcengine.guard.child.device_memory import DeviceMemoryWatch
 
 EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
 _FORKED: set[int] = set()  # the judge's workers: any other child of the judge is an orphan untrusted code left
@@ -61,6 +62,7 @@ class RemoteRole:
         self.sock = sock
         self.closed = False
         self.requests = 0  # each request's number, which its reply must carry back
+        self.memory: DeviceMemoryWatch | None = None  # set for untrusted roles on a GPU once they have loaded
 
     @classmethod
     def fork(cls, role: str) -> RemoteRole:
@@ -78,6 +80,8 @@ class RemoteRole:
         if self.closed:
             raise WorkerLost(f"the {self.role}'s process is gone")
         self.requests += 1
+        if self.memory is not None:
+            self.memory.before_request()
         try:
             channel.send(self.sock, {**command, "id": self.requests})
         except OSError:
@@ -102,6 +106,7 @@ class RemoteRole:
             self.kill()
             raise WorkerLost("broke the harness's protocol (a reply to another request)")
         self._no_process_left()
+        self._no_memory_kept()
         return header, payload
 
     def _no_process_left(self) -> None:
@@ -115,6 +120,13 @@ class RemoteRole:
                 process.kill_tree(int(stray.split()[0]))
             self.kill()
             raise WorkerLost(f"left a process running after its call: {', '.join(left[:3])}")
+
+    def _no_memory_kept(self) -> None:
+        """Native code may allocate device memory PyTorch never sees and keep it (see device_memory)."""
+        leak = self.memory.after_reply() if self.memory is not None else None
+        if leak is not None:
+            self.kill()
+            raise WorkerLost(leak)
 
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
         """One untimed call; with ``hold`` in the command its outputs stay in the worker for ``audit``."""
