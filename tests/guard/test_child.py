@@ -1063,3 +1063,22 @@ def test_a_worker_whose_calls_keep_device_memory_is_lost(fake_worker: FakeWorker
     call(0)  # what a call allocates and frees before it returns is not kept
     with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory .*\(limit 2\.5 GiB"):
         call(gib)
+
+
+def test_gpu_work_while_the_worker_waits_for_the_judge_is_found_in_the_records() -> None:
+    # A native thread left running that launches only while its worker waits (so its own calls stay fast) and
+    # slows the roles timed meanwhile: its kernels fall between a wait's two sets (scale/native_thread_gpu_idle).
+    wait = timing.Marks(0x5EE9, 0xA3A4E)
+    batch = [
+        _activity("main_kernel", 0, 10, 1),  # the worker's last request, done before its wait opened
+        _marker(wait.open, 11, 12, 2),
+        _marker(wait.close, 900, 901, 4),
+        _activity("distribution", 902, 910, 5),  # the next request's own work
+    ]
+    assert timing.idle_work(batch, [wait]) is None
+    contending = [*batch, _activity("spin_while_idle", 300, 700, 3)]
+    reason = timing.idle_work(contending, [wait])
+    assert reason is not None and "while its worker waited for the judge (spin_while_idle)" in reason
+    overlapping = [*batch, _activity("spin_while_idle", 5, 20, 3)]  # launched before the wait, ran into it
+    assert timing.idle_work(overlapping, [wait]) is not None
+    assert timing.idle_work(contending, []) is None  # no wait recorded (the events timer): nothing to say

@@ -370,6 +370,29 @@ def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before
     return spans
 
 
+def idle_work(batch: Sequence[Activity], windows: Sequence[Marks]) -> str | None:
+    """Why the records show GPU work that ran while the worker waited for the judge, or None.
+
+    Each window is two sets: ``open`` after a reply, once the worker's device was idle (a device-wide
+    synchronise), ``close`` on the next request's arrival. Work that ran between them came from something the
+    role left running (a native thread, a stream it never waited for), and ran while other roles were timed,
+    slowing them: a verdict, whatever its own calls' times.
+    """
+    sets = {record.value: record for record in batch if record.name == MEMSET}
+    ours = {value for window in windows for value in window}
+    ran: set[str] = set()
+    for window in windows:
+        slept, woke = sets.get(window.open), sets.get(window.close)
+        if slept is None or woke is None:
+            continue
+        ran |= {record.name for record in batch if record.value not in ours and record.name != NEW_CONTEXT
+                and record.end > slept.end and record.start < woke.start}
+    if not ran:
+        return None
+    return (f"GPU work ran while its worker waited for the judge ({', '.join(sorted(ran))[:200]}): something it "
+            f"left running works while other roles are timed")
+
+
 ACTIVITY_BUFFER_BYTES = 1 << 20
 
 
@@ -430,7 +453,10 @@ class CuptiTimer(_CudaTimerBase):
         super().__init__(device, flusher)
         self._memset = DriverMemset()
         self._closer = torch.zeros(64, dtype=torch.int32, device=device)
+        self._idler = torch.zeros(64, dtype=torch.int32, device=device)
         self._marks = random.SystemRandom()
+        self._waits: list[Marks] = []  # the worker's waits for the judge since the records were last read
+        self._waiting: int | None = None  # the open wait's first set
         self.flush_us = 0.0  # the slowest read of the records, for the record
         self.reads: list[float] = []  # every read's time, since the last diagnostics
         self.sync()
@@ -443,6 +469,23 @@ class CuptiTimer(_CudaTimerBase):
 
     def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         return self.time_block(fn, [args])[0]
+
+    def wait_begins(self) -> None:
+        """Before a reply: the device idle, then the set that opens the worker's wait (see ``idle_work``), done
+        before the reply leaves, so it never runs while another role is timed."""
+        self.sync()
+        self._waiting = self._marks.getrandbits(32)
+        self._memset(self._idler, self._waiting, torch.cuda.current_stream(self.device).cuda_stream)
+        self.sync()
+
+    def wait_ends(self) -> None:
+        """On a request's arrival: the set that closes the wait, before any work of the request."""
+        if self._waiting is None:
+            return
+        woke = self._marks.getrandbits(32)
+        self._memset(self._idler, woke, torch.cuda.current_stream(self.device).cuda_stream)
+        self._waits.append(Marks(self._waiting, woke))
+        self._waiting = None
 
     def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
         marks, outs = self._draw(len(calls)), []
@@ -465,6 +508,9 @@ class CuptiTimer(_CudaTimerBase):
         self.flush_us = max(self.flush_us, self.reads[-1])
         spans = block_spans(batch, marks, self._closed_at)
         self._closed_at = max(self._closed_at, spans[-1].closed_at)
+        idle, self._waits = idle_work(batch, self._waits), []
+        if idle is not None:  # charged to the block's first call, before any other reason
+            spans[0] = spans[0]._replace(stray=idle)
         return [Timed(span.us, out, span.stray) for span, out in zip(spans, outs, strict=True)]
 
     def _draw(self, count: int) -> list[Marks]:

@@ -156,12 +156,25 @@ class Worker:
             if handler is None:
                 channel.send(self.sock, {"failure": f"unknown command {op!r}"})
                 continue
+            waits = self._waits_watched()
+            if waits is not None:
+                with contextlib.suppress(RuntimeError):  # a broken context fails the request itself
+                    waits.wait_ends()
             started = perf_counter()
             header, payload = handler(command)
             kind = str(op)
             self.served[kind] = self.served.get(kind, 0.0) + perf_counter() - started
             self.served_count[kind] = self.served_count.get(kind, 0) + 1
+            if (waits := self._waits_watched()) is not None:
+                with contextlib.suppress(RuntimeError):  # before the reply: no set of its lands in others' timing
+                    waits.wait_begins()
             channel.send(self.sock, {**header, "id": command.get("id")}, payload)
+
+    def _waits_watched(self) -> timing.CuptiTimer | None:
+        """Untrusted code's worker, once its timer reads CUPTI's records: GPU work while it waits for the judge
+        is found in them (timing.idle_work)."""
+        timer = self.timer
+        return timer if self.role in CANDIDATE_ROLES and isinstance(timer, timing.CuptiTimer) else None
 
     # ------------------------------------------------------------ load
 
