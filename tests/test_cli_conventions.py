@@ -260,3 +260,31 @@ def test_an_unpriced_model_without_a_cost_cap_still_starts(tmp_path: Path) -> No
 
     config = CampaignConfig(problem="rmsnorm", model=UNPRICED, base_url="http://127.0.0.1:9/v1", out=tmp_path)
     assert not getattr(Campaign(config).provider, "priced", True)  # counted as "cost unknown", as before
+
+
+# -- the documented page --------------------------------------------------------------------------------------------
+
+def test_docs_cli_lists_every_setting_its_variable_and_the_exit_codes() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    probe = campaign_options(click.Command("probe"))
+    for param in probe.params:
+        if param.name in NOT_SETTINGS:
+            continue
+        row = f"| `{'/'.join(param.opts + param.secondary_opts)}` | `{param.name}`"
+        assert row in page and f"`ARCENGINE_{param.name.upper()}`" in page, param.name
+    assert all(f"`{key}`" in page for key in FILE_ONLY_KEYS)
+    assert all(f"| {int(code)} |" in page for code in ExitCode)
+
+
+def test_report_and_export_json(tmp_path: Path) -> None:
+    from tests.test_runs import finished
+
+    run_dir = finished(tmp_path / "run")
+    (run_dir / "best.py").write_text("import torch\n\n\ndef run(x):\n    return x * 2 + 1\n")
+    report = arcengine("report", str(run_dir), "--json")
+    assert report.returncode == 0, report.stderr
+    assert {Path(f).name for f in json.loads(report.stdout)["files"]} >= {"report.md", "report.json"}
+    exported = arcengine("export", str(run_dir), "--json", env={"ARCENGINE_EXPORT_OUT": str(tmp_path / "x.py")})
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(exported.stdout) == {"format": "python", "path": str(tmp_path / "x.py")}
+    assert (tmp_path / "x.py").is_file()
