@@ -185,8 +185,8 @@ def clean_plan(root: Path, older_than_s: float | None, *, unfinished: bool = Fal
                 plan.append(Removal(path=row.run_dir, kind="run", state=row.state, age_s=age,
                                     bytes=_size(Path(row.run_dir))))
     if cache and cache_root().is_dir():
-        needed = {Path(row.problem_dir).resolve() for row in listed
-                  if row.problem_dir and (row.state == "running" or (row.state != "finished" and not unfinished))}
+        kept = ("running",) if runs and unfinished else ("running", "stopped", "crashed")  # runs that stay
+        needed = {Path(row.problem_dir).resolve() for row in listed if row.problem_dir and row.state in kept}
         for folder in sorted(cache_root().iterdir()):
             age = now - folder.stat().st_mtime
             if folder.is_dir() and folder.resolve() not in needed and (older_than_s is None or age > older_than_s):
