@@ -59,6 +59,7 @@ from arcengine.recording.eventlog import EventLogWriter
 from arcengine.recording.files import FileWriter
 from arcengine.recording.logs import configure_logging
 from arcengine.recording.redact import redact_secrets
+from arcengine.recording.runlock import RunLock
 from arcengine.recording.store import Store
 
 log = structlog.get_logger()
@@ -67,7 +68,7 @@ RELAUNCH_PAUSE_S = 1.0  # before an agent that failed is relaunched; doubles wit
 
 
 class CampaignError(UserError):
-    """The campaign cannot start or go on (the seed fails the guard, for example)."""
+    """The campaign cannot start or go on (a cost cap it cannot count, a full disk)."""
 
 
 class Display(Protocol):
@@ -96,8 +97,9 @@ def rare_full_collections() -> Iterator[None]:
 class Campaign:
     def __init__(self, config: CampaignConfig, display: Display | None = None,
                  provider: Provider | None = None, guard_factory: Callable[[Campaign], Guard] | None = None,
-                 history: History | None = None) -> None:
+                 history: History | None = None, lock: RunLock | None = None) -> None:
         self.config = config
+        self.lock = lock  # the run folder's one-writer lock (taken here for a new folder, by ``resume`` for one)
         self.problem: Problem = load_problem(config.problem)
         self.skills = load_skills()
         self.display = display
@@ -111,6 +113,10 @@ class Campaign:
             config.model, seed=config.rng_seed, base_url=config.base_url, concurrency=config.provider_concurrency,
             timeout_s=config.provider_timeout_s, max_retries=config.provider_retries,
             prices=PriceTable.with_overrides(config.prices))
+        if history is None and config.max_cost_usd is not None and not getattr(self.provider, "priced", True):
+            # Its calls would count $0 and the cap would never stop it: refuse before the first call.
+            raise CampaignError(f"--max-cost needs a price for {self.provider.name}, and the built-in table has "
+                                "none; give one with --prices FILE.toml (USD per million tokens)")
         self.last_agent_error: str | None = None
         self.guard_factory = guard_factory  # a replay answers from a recording instead of guard children
         self.agents: list[Agent] = []
@@ -239,13 +245,31 @@ class Campaign:
     def resume(cls, run_dir: Path, display: Display | None = None, provider: Provider | None = None,
                guard_factory: Callable[[Campaign], Guard] | None = None) -> Campaign:
         """The campaign of ``run_dir``, to continue where its event log ends, with its recorded settings."""
-        history = load_history(run_dir)
-        config = CampaignConfig(**{**history.started.config, "problem": history.started.problem_dir})
-        return cls(config, display=display, provider=provider, guard_factory=guard_factory, history=history)
+        # The lock comes before the log is read: a live writer's last line may be half written, and the resumed
+        # campaign would cut it.
+        lock = RunLock.acquire(run_dir) if (run_dir / "events.jsonl").is_file() else None
+        try:
+            history = load_history(run_dir)
+            config = CampaignConfig(**{**history.started.config, "problem": history.started.problem_dir})
+            return cls(config, display=display, provider=provider, guard_factory=guard_factory, history=history,
+                       lock=lock)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
 
     async def run(self) -> CampaignSummary:
-        with rare_full_collections():
-            return await self._run_recorded()
+        try:
+            with rare_full_collections():
+                return await self._run_recorded()
+        except (KeyboardInterrupt, anyio.get_cancelled_exc_class()):
+            if self.lock is not None:  # stopped by the user (Ctrl-C, q in the terminal UI): resumable, not crashed
+                self.lock.mark("stopped")
+            raise
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+                self.lock = None
 
     async def _run_recorded(self) -> CampaignSummary:
         history = self.history
@@ -255,6 +279,8 @@ class Campaign:
         gc.collect()
         gc.freeze()
         self.candidates_dir.mkdir(parents=True, exist_ok=history is not None)
+        if self.lock is None:
+            self.lock = RunLock.acquire(self.run_dir)
         configure_logging(self.run_dir / "engine.log")
         writer = EventLogWriter(self.run_dir / "events.jsonl")
         await writer.open()

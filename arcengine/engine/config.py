@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -77,26 +78,67 @@ class CampaignConfig(BaseModel):
         return self
 
 
-def describe_validation_error(error: ValidationError) -> str:
+# What a user writes (flags, ARCENGINE_* variables, config-file keys) is the flags' names; these differ from the
+# field names the event log records (and old logs keep), so they are translated at the edge. A config file written
+# with a field name still works, with a warning.
+USER_KEYS: dict[str, str] = {"max_cost": "max_cost_usd", "time_limit": "time_limit_s", "target": "target_speedup",
+                             "child_memory": "child_memory_gib"}
+DEPRECATED_KEYS: dict[str, str] = {field: key for key, field in USER_KEYS.items()}
+FILE_ONLY_KEYS: tuple[str, ...] = ("margin", "near_band", "suspicious_speedup", "r_draft", "candidate_timeout_s",
+                                   "provider_timeout_s", "provider_retries", "split_budget", "rng_seed",
+                                   "max_relaunches")  # settings no flag sets (tests/test_cli_options.py checks)
+
+
+def describe_validation_error(error: ValidationError, spelled: dict[str, str] | None = None) -> str:
+    """One line naming the setting as the user spelled it (``max_cost``, not the field ``max_cost_usd``)."""
     first = error.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "config"
+    loc = [str(p) for p in first["loc"]]
+    if loc and spelled:
+        loc[0] = spelled.get(loc[0], loc[0])
+    where = ".".join(loc) or "config"
     return f"{where}: {first['msg'].removeprefix('Value error, ')}"
 
 
-def build_config(file: Path | None, overrides: dict[str, Any]) -> CampaignConfig:
-    """Values from ``file`` (TOML), then ``overrides`` (flags the user gave; None means not given)."""
+def read_settings(file: Path | None, overrides: dict[str, Any],
+                  warn: Callable[[str], None] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The settings ``file`` (TOML) and then ``overrides`` (what the user gave: flags or ARCENGINE_* variables; None
+    means not given) set, by field name, unvalidated; and how the user spelled each (for error lines)."""
     values: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     if file is not None:
         try:
-            values.update(tomllib.loads(file.read_text(encoding="utf-8")))
+            written = tomllib.loads(file.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"config file {file} does not exist") from None
-        except tomllib.TOMLDecodeError as error:
+        except OSError as error:
+            raise ConfigError(f"config file {file}: {error.strerror or error}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
             raise ConfigError(f"config file {file}: {error}") from None
-    values.update({k: v for k, v in overrides.items() if v is not None})
+        for key, value in written.items():
+            if key in DEPRECATED_KEYS and DEPRECATED_KEYS[key] in written:
+                raise ConfigError(f"config file {file}: {key} and {DEPRECATED_KEYS[key]} are the same setting; "
+                                  f"keep {DEPRECATED_KEYS[key]}")
+            if key in DEPRECATED_KEYS and warn is not None:
+                warn(f"config file {file}: {key} is deprecated, write {DEPRECATED_KEYS[key]} (the flag's name)")
+            field = USER_KEYS.get(key, key)
+            values[field], spelled[field] = value, key
+    for key, value in overrides.items():
+        if value is not None:
+            field = USER_KEYS.get(key, key)
+            values[field], spelled[field] = value, key
     if isinstance(values.get("memory_cap"), str) and values["memory_cap"].lower() == "none":
         values["memory_cap"] = None
+    return values, spelled
+
+
+def validate(values: dict[str, Any], spelled: dict[str, str] | None = None) -> CampaignConfig:
     try:
         return CampaignConfig(**values)
     except ValidationError as error:
-        raise ConfigError(describe_validation_error(error)) from None
+        raise ConfigError(describe_validation_error(error, spelled)) from None
+
+
+def build_config(file: Path | None, overrides: dict[str, Any],
+                 warn: Callable[[str], None] | None = None) -> CampaignConfig:
+    """Values from ``file`` (TOML), then ``overrides`` (flags the user gave; None means not given), validated."""
+    return validate(*read_settings(file, overrides, warn))

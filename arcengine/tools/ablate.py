@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from arcengine.engine.campaign import Campaign, Display
-from arcengine.engine.config import CampaignConfig, ConfigError
+from arcengine.engine.config import ConfigError, validate
 from arcengine.tools.report import write_report
 
 # What each configuration changes; the rest comes from the user's settings.
@@ -31,13 +31,15 @@ def configurations(names: str) -> list[str]:
 
 async def ablate(base: dict[str, Any], names: list[str], trajectories: int, out: Path,
                  display: Callable[[str, int], Display | None] | None = None) -> Path:
-    """Run every configuration ``trajectories`` times; return the report folder."""
+    """Run every configuration ``trajectories`` times; return the report folder. ``base`` holds the settings the
+    user gave (the configuration's own and the ablation's override them)."""
     run_dirs: list[Path] = []
     for name in names:
         for trajectory in range(trajectories):
-            settings = {**base, **CONFIGURATIONS[name], "out": out / name, "split_budget": True,
-                        "plateau": None, "rng_seed": base.get("rng_seed", 0) + trajectory}
-            config = CampaignConfig(**settings)
+            # No plateau STOP unless the user set one: every campaign spends its whole budget.
+            settings = {"plateau": None, **base, **CONFIGURATIONS[name], "out": out / name, "split_budget": True,
+                        "rng_seed": base.get("rng_seed", 0) + trajectory}
+            config = validate(settings)
             summary = await Campaign(config, display=display(name, trajectory) if display else None).run()
             run_dirs.append(Path(summary.run_dir))
     return write_report(run_dirs, out / "report")

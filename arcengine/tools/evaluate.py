@@ -22,24 +22,29 @@ from arcengine.recording.bus import Bus
 async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: int = 5,
                         timeout_s: float = 600.0, memory_limit_gib: float | None = None,
                         suspicious_speedup: float = SUSPICIOUS_SPEEDUP,
-                        baseline: BaselineMode = "every") -> tuple[CandidateDecided, str]:
+                        baseline: BaselineMode = "every",
+                        on_step: Callable[[str], None] | None = None) -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference (and the baseline, timed in the same rounds), and
     the device kind it ran on."""
     decided, used = await evaluate_files(problem, [candidate], device, seeds=seeds, timeout_s=timeout_s,
                                          memory_limit_gib=memory_limit_gib, suspicious_speedup=suspicious_speedup,
-                                         baseline=baseline)
+                                         baseline=baseline, on_step=on_step)
     return decided[0], used
 
 
 async def evaluate_files(problem: Problem, candidates: list[Path] | Callable[[str], list[Path]], device: str,
                          seeds: int = 5, timeout_s: float = 600.0, memory_limit_gib: float | None = None,
                          suspicious_speedup: float = SUSPICIOUS_SPEEDUP,
-                         baseline: BaselineMode = "every") -> tuple[list[CandidateDecided], str]:
+                         baseline: BaselineMode = "every",
+                         on_step: Callable[[str], None] | None = None) -> tuple[list[CandidateDecided], str]:
     """The guard's decision on each file (judged one after another by one guard, each as ``evaluate_file`` judges
-    its one), and the device kind they ran on. ``candidates`` may depend on that device (a problem's seeds)."""
+    its one), and the device kind they ran on. ``candidates`` may depend on that device (a problem's seeds).
+    ``on_step`` hears each step as it starts (a progress display)."""
+    step = on_step or (lambda text: None)
     guard = GuardService(problem, Bus(None), Thresholds(0.0, 0.0, suspicious_speedup), seeds=seeds, timeout_s=timeout_s,
                   memory_limit_gib=memory_limit_gib, baseline=baseline)
     if callable(candidates):
+        step(f"profiling the device ({device})")
         await guard.profile(device)
         candidates = candidates(guard.device)
     submissions = []
@@ -50,10 +55,16 @@ async def evaluate_files(problem: Problem, candidates: list[Path] | Callable[[st
     if not any(check_source(s["source"], problem.entry).ok for s in submissions):  # REJECTs need no device
         return [await guard.submit(**s) for s in submissions], "no device (rejected by the gate)"
     if not guard.slots:
+        step(f"profiling the device ({device})")
         await guard.profile(device)
+    decided: list[CandidateDecided] = []
     async with anyio.create_task_group() as workers:
         workers.start_soon(guard.work)
-        decided = [await guard.submit(**submission) for submission in submissions]
+        for number, submission in enumerate(submissions, start=1):
+            of = f" ({number} of {len(submissions)})" if len(submissions) > 1 else ""
+            step(f"checking and timing {Path(submission['candidate_path']).name}{of} on {guard.device} against the "
+                 f"reference, {len(guard.workloads)} workloads")
+            decided.append(await guard.submit(**submission))
         workers.cancel_scope.cancel()
     return decided, guard.device
 
@@ -129,3 +140,33 @@ def baseline_note(decided: CandidateDecided) -> str:
     faster = sum(1 for w in visible if (w.speedup_over_baseline or 0) > 1)
     return (f"{decided.speedup_over_baseline:.3f}x the baseline ({', '.join(routes)}); "
             f"{faster}/{len(visible)} shapes faster than baseline")
+
+
+class CheckedSeed(BaseModel):
+    """One seed of ``problems check --json``."""
+
+    file: str
+    verdict: Literal["pass", "fail", "reject"]
+    reason: str
+    workloads: int
+    speedup: float | None
+
+
+class CheckedBaseline(BaseModel):
+    """One baseline route of ``problems check --json``: on how many workloads it was correct."""
+
+    route: str
+    correct: int
+    workloads: int
+    failures: list[str]
+
+
+class CheckReport(BaseModel):
+    """The ``problems check --json`` document."""
+
+    problem: str
+    ok: bool  # every seed passes (or the device is not supported: then ``skipped`` says why)
+    device: str | None
+    skipped: str | None
+    seeds: list[CheckedSeed]
+    baselines: list[CheckedBaseline]

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -46,6 +47,8 @@ def toml_value(value: object) -> str:
 def write_folder(folder: Path, files: dict[str, str]) -> Path:
     """Write the generated problem once; a finished folder (problem.toml written last) is reused as it is."""
     if (folder / "problem.toml").is_file():
+        with contextlib.suppress(OSError):
+            os.utime(folder)  # the folder's time is its last use: `arcengine clean --older-than` goes by it
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in sorted(files.items(), key=lambda item: item[0] == "problem.toml"):
