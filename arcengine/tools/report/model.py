@@ -163,10 +163,20 @@ def summarise_run(run_dir: Path) -> RunSummary:
     """Read ``run_dir/events.jsonl`` and reduce it to the figures a report shows."""
     run_dir = Path(run_dir)
     events = load_events(run_dir)
-    started = _campaign_started(events, run_dir)
-    decided = [e for e in events if isinstance(e, CandidateDecided)]
-    run = RunState()  # the one rule for the best, as the campaign applied it
+    return summarise(run_dir, events, fold(events))
+
+
+def fold(events: Iterable[Event]) -> RunState:
+    """The run's state: the one rule for the best, as the campaign applied it."""
+    run = RunState()
     run.apply_all(events)
+    return run
+
+
+def summarise(run_dir: Path, events: list[Event], run: RunState) -> RunSummary:
+    """The figures of a run whose log is already read and folded (``run`` is ``fold(events)``)."""
+    started = campaign_started(events, run_dir)
+    decided = [e for e in events if isinstance(e, CandidateDecided)]
     best = next(d for d in decided if d.candidate_id == run.best.candidate_id) if run.best else None
     agents = [d for d in decided if d.agent_id != SEED_AGENT]
     usage = run.budget
@@ -206,7 +216,7 @@ def load_events(run_dir: Path) -> list[Event]:
         raise ReportError(str(error)) from None
 
 
-def _campaign_started(events: list[Event], run_dir: Path) -> CampaignStarted:
+def campaign_started(events: list[Event], run_dir: Path) -> CampaignStarted:
     """The campaign the log records; a log without one is not a run."""
     started = next((e for e in events if isinstance(e, CampaignStarted)), None)
     if started is None:
@@ -220,19 +230,25 @@ def decision_counts(decided: Iterable[CandidateDecided]) -> dict[str, int]:
     return {decision: counts[decision] for decision in DECISIONS}
 
 
+def decided_by_position(events: Sequence[Event]) -> list[tuple[int, CandidateDecided]]:
+    """Every decided candidate with its position, in position order.
+
+    Positions come from CandidateProposed (the seed at 0); agents run concurrently, so decisions may arrive out
+    of position order. Several seeds share position 0: they keep their log order (the sort is stable).
+    """
+    positions = {e.candidate_id: e.position for e in events if isinstance(e, CandidateProposed)}
+    return sorted(((positions[e.candidate_id], e) for e in events
+                   if isinstance(e, CandidateDecided) and e.candidate_id in positions), key=lambda pair: pair[0])
+
+
 def trajectory(events: Sequence[Event]) -> tuple[tuple[int, float | None], ...]:
     """Best-so-far speedup at each decided candidate position, in position order.
 
-    Positions come from CandidateProposed (the seed at 0); agents run concurrently, so decisions may arrive out
-    of position order. Only KEEPs move the best; before the first KEEP the best is None.
+    Only KEEPs move the best; before the first KEEP the best is None.
     """
-    positions = {e.candidate_id: e.position for e in events if isinstance(e, CandidateProposed)}
-    decided = sorted(((positions[e.candidate_id], e) for e in events
-                      if isinstance(e, CandidateDecided) and e.candidate_id in positions),
-                     key=lambda pair: pair[0])  # several seeds share position 0: they keep their log order
     points: list[tuple[int, float | None]] = []
     best: float | None = None
-    for position, decision in decided:
+    for position, decision in decided_by_position(events):
         if decision.decision == "KEEP" and decision.speedup is not None:
             best = decision.speedup if best is None else max(best, decision.speedup)
         points.append((position, best))
