@@ -315,13 +315,17 @@ def ablate_command(problem: str, configs: str, trajectories: int, budget: int, a
 @app.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), help="Report folder [RUN_DIR/report of the first run].")
-def report_command(run_dirs: tuple[Path, ...], out: Path | None) -> None:
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write one self-contained HTML page here: plot, leaderboard, workloads, kept kernels' diffs.")
+def report_command(run_dirs: tuple[Path, ...], out: Path | None, html: Path | None) -> None:
     """Markdown and JSON report of one or more runs: best kernels per workload, trajectories, and across
     configurations geometric means with 95% bootstrap intervals and exact permutation tests."""
-    from arcengine.tools.report import write_report
+    from arcengine.tools.report import write_html, write_report
 
     folder = write_report(list(run_dirs), out)
     print(f"report: {folder / 'report.md'} (and report.json, trajectory.png)")
+    if html is not None:
+        print(f"html: {write_html(list(run_dirs), html)}")
 
 
 @app.command("export")

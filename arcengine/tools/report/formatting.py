@@ -1,7 +1,9 @@
 """How a report writes its figures, the same in markdown and in HTML: speedups as "1.234x", a missing figure as
-an en dash, a workload by its axes."""
+an en dash, a workload by its axes, times in UTC."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 MISSING = "–"
 
@@ -27,3 +29,22 @@ def faster(ratio: float | None) -> str:
 
 def interval(bounds: tuple[float, float] | None) -> str:
     return MISSING if bounds is None else f"[{x(bounds[0])}, {x(bounds[1])}]"
+
+
+def when(ts: float | None) -> str:
+    """An event's time in UTC, e.g. "2026-12-03 14:01:45 UTC" (a report reads the same in every time zone)."""
+    if ts is None:
+        return MISSING
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def duration(seconds: float | None) -> str:
+    """A span of time, e.g. "1 h 02 min", "3 min 07 s", "42 s"."""
+    if seconds is None:
+        return MISSING
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    return f"{minutes} min {secs:02d} s" if minutes else f"{secs} s"
