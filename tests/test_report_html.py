@@ -199,7 +199,9 @@ def test_every_id_is_unique_with_two_plots_on_one_page(campaign_run: Path, tmp_p
     assert len(ids) == len(set(ids))
     targets = {value[1:] for n in tree.root.walk() for name, value in n.attrs.items() if name.endswith("href")}
     assert targets <= set(ids)  # every internal reference (the nav's and the SVGs') lands
-    assert [n.attrs["id"] for n in tree.root.find_all("section")] == ["run-1", "run-2", "comparison"]
+    sections = {n.attrs["id"]: n for n in tree.root.find_all("section")}
+    assert list(sections) == ["run-1", "run-2", "comparison"]
+    assert "No test: one needs two configurations with two or more runs each" in sections["comparison"].text()
 
 
 # ---------------------------------------------------------------- what it shows

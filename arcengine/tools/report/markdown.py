@@ -83,7 +83,7 @@ def comparison_markdown(comparison: Comparison) -> str:
             "",
         ]
     else:
-        lines.append("Only one configuration with results: nothing to test.\n")
+        lines.append("No test: one needs two configurations with two or more runs each that found a best.\n")
     return "\n".join(lines)
 
 
