@@ -307,3 +307,16 @@ def test_report_html_on_the_command_line(tmp_path: Path) -> None:
     assert f"html: {page}" in result.stdout.splitlines()
     assert rows(parse(page.read_text(encoding="utf-8")).root.find("table", "leaderboard"))[0][:4] == [
         "1", "a1", "tiling", "c0001"]
+
+
+def test_a_run_where_nothing_passed_still_has_a_page(tmp_path: Path) -> None:
+    run = write_log(tmp_path / "failed", [
+        started("failed"),
+        proposed(0, SEED_AGENT, SEED_SOURCE), decided(0, SEED_AGENT, "REVERT", None),
+        CampaignStopped(reason="the seed failed", candidates=0, best_candidate_id=None, best_speedup=None),
+    ])
+    tree = parse(write_html([run], tmp_path / "failed.html").read_text(encoding="utf-8"))
+    assert "No best kernel" in tree.root.find("div", "headline").text()
+    assert tree.root.find_all("table", "leaderboard") == []  # no agent started, no seed passed
+    assert tree.root.find_all("details", "kernel") == []
+    assert len(tree.root.find_all("svg")) == 1
