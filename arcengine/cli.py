@@ -354,17 +354,23 @@ def ablate_command(ctx: click.Context, problem: str, configs: str, trajectories:
 @app.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(path_type=Path), help="Report folder [RUN_DIR/report of the first run].")
+@click.option("--html", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write one self-contained HTML page here: plot, leaderboard, workloads, kept kernels' diffs.")
 @json_option
-def report_command(run_dirs: tuple[Path, ...], out: Path | None, json_output: bool) -> None:
+def report_command(run_dirs: tuple[Path, ...], out: Path | None, html: Path | None, json_output: bool) -> None:
     """Markdown and JSON report of one or more runs: best kernels per workload, trajectories, and across
     configurations geometric means with 95% bootstrap intervals and exact permutation tests."""
-    from arcengine.tools.report import write_report
+    from arcengine.tools.report import write_html, write_report
 
     folder = write_report(list(run_dirs), out)
+    page = write_html(list(run_dirs), html) if html is not None else None
     if json_output:
-        _emit_json({"folder": str(folder), "files": sorted(str(p) for p in folder.iterdir() if p.is_file())})
+        _emit_json({"folder": str(folder), "files": sorted(str(p) for p in folder.iterdir() if p.is_file()),
+                    "html": str(page) if page is not None else None})
         return
     print(f"report: {folder / 'report.md'} (and report.json, trajectory.png)")
+    if page is not None:
+        print(f"html: {page}")
 
 
 @app.command("export")

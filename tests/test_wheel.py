@@ -55,6 +55,7 @@ def test_the_wheel_holds_the_problems_the_skills_and_the_tui(installed: Path) ->
     assert len(list((installed / "arcengine_skills").glob("*.md"))) == len(list((ROOT / "skills").glob("*.md")))
     assert (installed / "arcengine_tui" / "app.py").is_file()
     assert (installed / "arcengine" / "guard" / "child" / "judge.py").is_file()
+    assert (installed / "arcengine" / "tools" / "report" / "templates" / "report.html.j2").is_file()  # report --html
 
 
 @pytest.mark.heavy

@@ -1,14 +1,14 @@
-"""Campaign reports: one run's outcome, and runs of different configurations compared.
+"""What a report shows, gathered: one run's outcome, and runs of different configurations compared.
 
-Everything comes from each run's ``events.jsonl`` (the source of truth), so a report can be rebuilt from the
-log alone. Across runs the figures follow the KernelArc paper's ablation: per configuration the geometric mean
-of the runs' best speedups with a 95% bootstrap interval, and between configurations an exact permutation test.
+Everything comes from each run's ``events.jsonl`` (the source of truth), so a report can be rebuilt from the log
+alone; the renderers (markdown.py, plots.py) only lay out what this module gathers. Across runs the figures follow
+the KernelArc paper's ablation: per configuration the geometric mean of the runs' best speedups with a 95%
+bootstrap interval, and between configurations an exact permutation test.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -17,9 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib import colormaps
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from scipy import stats
 
 from arcengine.domain.errors import UserError
@@ -43,11 +40,6 @@ BOOTSTRAP_RESAMPLES = 9999
 BOOTSTRAP_SEED = 0  # fixed, so the same runs always give the same interval
 EXACT_LIMIT = 1_000_000  # relabelings an exact permutation test may enumerate before it falls back to sampling
 PERMUTATION_RESAMPLES = 99_999  # the fallback's sample size (only for very many runs per configuration)
-
-REPORT_MD = "report.md"
-REPORT_JSON = "report.json"
-TRAJECTORY_PNG = "trajectory.png"
-RUN_STYLES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))  # (line style, marker) per run of a configuration
 
 
 class ReportError(UserError):
@@ -171,10 +163,20 @@ def summarise_run(run_dir: Path) -> RunSummary:
     """Read ``run_dir/events.jsonl`` and reduce it to the figures a report shows."""
     run_dir = Path(run_dir)
     events = load_events(run_dir)
-    started = _campaign_started(events, run_dir)
-    decided = [e for e in events if isinstance(e, CandidateDecided)]
-    run = RunState()  # the one rule for the best, as the campaign applied it
+    return summarise(run_dir, events, fold(events))
+
+
+def fold(events: Iterable[Event]) -> RunState:
+    """The run's state: the one rule for the best, as the campaign applied it."""
+    run = RunState()
     run.apply_all(events)
+    return run
+
+
+def summarise(run_dir: Path, events: list[Event], run: RunState) -> RunSummary:
+    """The figures of a run whose log is already read and folded (``run`` is ``fold(events)``)."""
+    started = campaign_started(events, run_dir)
+    decided = [e for e in events if isinstance(e, CandidateDecided)]
     best = next(d for d in decided if d.candidate_id == run.best.candidate_id) if run.best else None
     agents = [d for d in decided if d.agent_id != SEED_AGENT]
     usage = run.budget
@@ -214,7 +216,7 @@ def load_events(run_dir: Path) -> list[Event]:
         raise ReportError(str(error)) from None
 
 
-def _campaign_started(events: list[Event], run_dir: Path) -> CampaignStarted:
+def campaign_started(events: list[Event], run_dir: Path) -> CampaignStarted:
     """The campaign the log records; a log without one is not a run."""
     started = next((e for e in events if isinstance(e, CampaignStarted)), None)
     if started is None:
@@ -228,19 +230,25 @@ def decision_counts(decided: Iterable[CandidateDecided]) -> dict[str, int]:
     return {decision: counts[decision] for decision in DECISIONS}
 
 
+def decided_by_position(events: Sequence[Event]) -> list[tuple[int, CandidateDecided]]:
+    """Every decided candidate with its position, in position order.
+
+    Positions come from CandidateProposed (the seed at 0); agents run concurrently, so decisions may arrive out
+    of position order. Several seeds share position 0: they keep their log order (the sort is stable).
+    """
+    positions = {e.candidate_id: e.position for e in events if isinstance(e, CandidateProposed)}
+    return sorted(((positions[e.candidate_id], e) for e in events
+                   if isinstance(e, CandidateDecided) and e.candidate_id in positions), key=lambda pair: pair[0])
+
+
 def trajectory(events: Sequence[Event]) -> tuple[tuple[int, float | None], ...]:
     """Best-so-far speedup at each decided candidate position, in position order.
 
-    Positions come from CandidateProposed (the seed at 0); agents run concurrently, so decisions may arrive out
-    of position order. Only KEEPs move the best; before the first KEEP the best is None.
+    Only KEEPs move the best; before the first KEEP the best is None.
     """
-    positions = {e.candidate_id: e.position for e in events if isinstance(e, CandidateProposed)}
-    decided = sorted(((positions[e.candidate_id], e) for e in events
-                      if isinstance(e, CandidateDecided) and e.candidate_id in positions),
-                     key=lambda pair: pair[0])  # several seeds share position 0: they keep their log order
     points: list[tuple[int, float | None]] = []
     best: float | None = None
-    for position, decision in decided:
+    for position, decision in decided_by_position(events):
         if decision.decision == "KEEP" and decision.speedup is not None:
             best = decision.speedup if best is None else max(best, decision.speedup)
         points.append((position, best))
@@ -352,114 +360,10 @@ def compare(summaries: Iterable[RunSummary]) -> Comparison:
     return Comparison(groups=groups, tests=tests)
 
 
-# ---------------------------------------------------------------- writing
-
-
-def write_report(run_dirs: list[Path], out: Path | None = None) -> Path:
-    """Write report.md, report.json and trajectory.png for ``run_dirs``; return the folder they are in."""
-    if not run_dirs:
-        raise ReportError("no run folders given")
-    summaries = [summarise_run(Path(d)) for d in run_dirs]
-    comparison = compare(summaries)
-    folder = Path(out) if out is not None else Path(run_dirs[0]) / "report"
-    folder.mkdir(parents=True, exist_ok=True)
-    plot_trajectories(summaries, folder / TRAJECTORY_PNG)
-    (folder / REPORT_JSON).write_text(json.dumps(report_data(summaries, comparison), indent=2) + "\n",
-                                      encoding="utf-8")
-    (folder / REPORT_MD).write_text(render_markdown(summaries, comparison), encoding="utf-8")
-    return folder
-
-
 def report_data(summaries: Sequence[RunSummary], comparison: Comparison) -> dict[str, Any]:
     """The report's figures as JSON-ready data."""
     runs = [{**asdict(s), "run_dir": str(s.run_dir)} for s in summaries]
     return {"runs": runs, "comparison": asdict(comparison)}
-
-
-def plot_trajectories(summaries: Sequence[RunSummary], path: Path) -> None:
-    """Best-so-far speedup against candidate position, one step line per run, one color per configuration."""
-    figure = Figure(figsize=(8, 4.5), layout="constrained")
-    FigureCanvasAgg(figure)  # the Agg backend, without touching pyplot's global backend
-    axes = figure.add_subplot()
-    colors = _configuration_colors(summaries)
-    seen: Counter[str] = Counter()  # runs drawn per configuration: same color, a different line style each
-    for summary in summaries:
-        points = [(p, b) for p, b in summary.trajectory if b is not None]
-        if not points:
-            continue
-        positions, best = zip(*points, strict=True)
-        style, marker = RUN_STYLES[seen[summary.configuration] % len(RUN_STYLES)]
-        seen[summary.configuration] += 1
-        axes.step(positions, best, where="post", linestyle=style, marker=marker, markersize=3,
-                  color=colors[summary.configuration], label=f"{summary.campaign_id} ({summary.configuration})")
-    axes.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
-    axes.set_xlabel("candidate position (0 = seed)")
-    axes.set_ylabel("best speedup so far (x reference)")
-    axes.set_title("Best-so-far speedup by candidate position")
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(fontsize="small")
-    figure.savefig(path, format="png", dpi=120)
-
-
-def _configuration_colors(summaries: Sequence[RunSummary]) -> dict[str, Any]:
-    """One tab10 color per configuration, so runs of the same configuration read as one family."""
-    cmap = colormaps["tab10"]
-    labels = sorted({s.configuration for s in summaries})
-    return {label: cmap(i % cmap.N) for i, label in enumerate(labels)}
-
-
-# ---------------------------------------------------------------- markdown
-
-
-def render_markdown(summaries: Sequence[RunSummary], comparison: Comparison) -> str:
-    """The readable report: the trajectory plot, a section per run, then the comparison of configurations."""
-    parts = [
-        "# arcengine report\n",
-        f"{len(summaries)} run(s) in {len(comparison.groups)} configuration(s).\n",
-        f"![Best-so-far speedup by candidate position]({TRAJECTORY_PNG})\n",
-        "## Runs\n",
-        *(run_markdown(s) for s in summaries),
-        comparison_markdown(comparison),
-    ]
-    return "\n".join(parts)
-
-
-def run_markdown(summary: RunSummary) -> str:
-    """One run's section: facts, decision counts, the best kernel per workload, where the best moved."""
-    best = (f"{summary.best_candidate_id} by {summary.best_agent_id}, {_x(summary.best_speedup)} the reference, "
-            f"{_x(summary.best_over_baseline)} the baseline ({faster_than_baseline(summary.best_workloads)})"
-            if summary.best_candidate_id else "none (no KEEP)")
-    lines = [
-        f"### {summary.campaign_id}\n",
-        f"- problem: {summary.problem}",
-        f"- configuration: {summary.configuration} ({summary.config_label})",
-        f"- device: {summary.device}",
-        f"- best: {best}; seed {_x(summary.seed_speedup)}",
-        f"- candidates decided: {summary.candidates} (the seed not counted)",
-        f"- stop reason: {summary.stop_reason or 'none logged'}",
-        f"- provider: {summary.provider_calls} calls, {summary.tokens} tokens, ${summary.cost_usd:.4f}",
-        "",
-        _table(list(summary.decisions), [[str(n) for n in summary.decisions.values()]]),
-        "",
-        workloads_markdown(summary),
-        "",
-        f"Best so far, where it changed: {_trajectory_text(summary.trajectory)}\n",
-    ]
-    return "\n".join(lines)
-
-
-def workloads_markdown(summary: RunSummary) -> str:
-    """The best kernel's per-workload table; held-out workloads (never shown to agents) are marked."""
-    if not summary.best_workloads:
-        return "No best kernel, so no per-workload results."
-    header = ["workload", "held out", "correct", "time (µs)", "baseline", "baseline (µs)", "over baseline",
-              "faster than baseline", "reference (µs)", "over reference", "SOL score"]
-    rows = [[_axes(w.axes), "yes (held out)" if w.held_out else "", "yes" if w.correct else "no",
-             _num(w.time_us, ".2f"), w.baseline_route or "-", _num(w.baseline_time_us, ".2f"),
-             _x(w.speedup_over_baseline), _faster(w.speedup_over_baseline), _num(w.ref_time_us, ".2f"),
-             _x(w.speedup), _num(w.sol_score, ".3f")]
-            for w in summary.best_workloads]
-    return f"Best kernel {summary.best_candidate_id}, per workload:\n\n" + _table(header, rows)
 
 
 def faster_than_baseline(rows: Sequence[WorkloadRow]) -> str:
@@ -467,61 +371,3 @@ def faster_than_baseline(rows: Sequence[WorkloadRow]) -> str:
     visible = [w for w in rows if not w.held_out and w.speedup_over_baseline is not None]
     faster = sum(1 for w in visible if (w.speedup_over_baseline or 0.0) > 1.0)
     return f"{faster}/{len(visible)} shapes faster than baseline"
-
-
-def _faster(ratio: float | None) -> str:
-    return "-" if ratio is None else "yes" if ratio > 1.0 else "no"
-
-
-def comparison_markdown(comparison: Comparison) -> str:
-    """The configurations' geometric means and intervals, and the pairwise permutation tests."""
-    header = ["configuration", "runs", "best speedups", "geometric mean", "95% bootstrap CI", "left out (no best)"]
-    rows = [[g.configuration, str(len(g.speedups)), ", ".join(_x(v) for v in g.speedups), _x(g.geometric_mean),
-             _interval(g.interval), ", ".join(g.without_best)] for g in comparison.groups]
-    lines = [
-        "## Comparison across configurations\n",
-        "Per configuration: the geometric mean of the runs' best speedups, with a 95% percentile-bootstrap "
-        "interval (none with fewer than 2 runs).\n",
-        _table(header, rows),
-        "",
-    ]
-    if comparison.tests:
-        lines += [
-            "Between configurations: a two-sided permutation test of the difference in mean log best speedup "
-            "(exact: every relabeling of the runs enumerated).\n",
-            _table(["first", "second", "ratio of geometric means", "difference in mean log speedup", "p-value",
-                    "exact"],
-                   [[t.first, t.second, _x(t.ratio), f"{t.log_difference:+.4f}", f"{t.p_value:.4g}",
-                     "yes" if t.exact else "no (sampled)"] for t in comparison.tests]),
-            "",
-        ]
-    else:
-        lines.append("Only one configuration with results: nothing to test.\n")
-    return "\n".join(lines)
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _trajectory_text(points: Sequence[tuple[int, float | None]]) -> str:
-    changes = [(p, b) for i, (p, b) in enumerate(points) if b is not None and (i == 0 or points[i - 1][1] != b)]
-    return ", ".join(f"position {p}: {_x(b)}" for p, b in changes) or "never (no KEEP)"
-
-
-def _axes(axes: dict[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in axes.items()) or "(no axes)"
-
-
-def _x(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}x"
-
-
-def _num(value: float | None, spec: str) -> str:
-    return "–" if value is None else format(value, spec)
-
-
-def _interval(interval: tuple[float, float] | None) -> str:
-    return "–" if interval is None else f"[{_x(interval[0])}, {_x(interval[1])}]"
