@@ -13,7 +13,7 @@ import ast
 import re
 from pathlib import Path
 
-from arcengine.domain.formats import folder_for, toml_value, write_folder
+from arcengine.domain.formats import folder_for, toml_text, writable, write_folder
 
 WEIGHT_SEED = 42
 REQUIRED = ("Model", "get_inputs", "get_init_inputs")
@@ -83,25 +83,28 @@ def is_kernelbench_file(path: Path) -> bool:
 def materialize(path: Path) -> Path:
     """The native problem folder for a KernelBench problem file."""
     source = path.read_text(encoding="utf-8")
+    shown = writable(path.name)  # quoted in generated files: a name's undecodable bytes cannot be written as UTF-8
     name = re.sub(r"[^A-Za-z0-9_]+", "_", path.stem).strip("_").lower() or "kernelbench"
     level = re.search(r"level[_-]?(\d)", str(path.resolve()), re.IGNORECASE)
     problem = {
         "name": name,
         "kernel_type": "kernelbench",
         "category": f"L{level.group(1)}" if level else "KernelBench",
-        "description": f"KernelBench problem {path.name}: Model is the reference; candidates define ModelNew.",
+        "description": f"KernelBench problem {shown}: Model is the reference; candidates define ModelNew.",
         "dtype": "float32",
         "entry": "ModelNew",
         "distributions": ["normal"],
+        # KernelBench's own baselines: eager (the reference) and torch.compile of the Model.
+        "baseline": {"routes": ["compile"]},
+        "tolerance": {"atol": 1e-2, "rtol": 1e-2, "matched_ratio": 1.0},
+        "sol": {"flops": "0", "bytes": "0"},  # unknown before running the model: no roofline floor
+        "workloads": [{"axes": {"CASE": 1}}],
+        "cpu_workloads": [{"axes": {"CASE": 1}}],
     }
-    toml = "\n".join(f"{key} = {toml_value(value)}" for key, value in problem.items())
-    # KernelBench's own baselines: eager (the reference) and torch.compile of the Model.
-    toml += ("\n\n[baseline]\nroutes = [\"compile\"]\n\n[tolerance]\natol = 1e-2\nrtol = 1e-2\nmatched_ratio = 1.0\n\n"
-             "[sol]\n# Unknown before running the model: no roofline floor.\nflops = \"0\"\nbytes = \"0\"\n\n"
-             "[[workloads]]\naxes = { CASE = 1 }\n\n[[cpu_workloads]]\naxes = { CASE = 1 }\n")
+    toml = toml_text(problem)
     files = {
         "kernelbench_problem.py": source,
-        "reference.py": REFERENCE.format(source_name=path.name, seed=WEIGHT_SEED),
+        "reference.py": REFERENCE.format(source_name=shown, seed=WEIGHT_SEED),
         "seed.py": f"{source.rstrip()}\n\n\nModelNew = Model  # the seed: the reference model itself\n",
         "problem.toml": toml,
     }
