@@ -14,12 +14,12 @@ from typing import Any
 
 from arcengine.domain.errors import UserError
 from arcengine.domain.shipped import SHIPPED_PROBLEMS
-from arcengine.guard.child.baselines import COMPILE_MODES
+from arcengine.guard.child.baselines import BUILTIN_ROUTES, COMPILE_MODES
 
 # Input distributions of the correctness gate (arcengine.guard.child.distributions); a problem may add its own.
 DEFAULT_DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed", "large", "small")
 DEFAULT_SEEDS = ("seed.py",)  # the seed files of a problem.toml without ``seeds``
-COMPILE_ROUTES = tuple(COMPILE_MODES)  # baseline routes that need no baseline.py
+COMPILE_ROUTES = tuple(COMPILE_MODES)  # baseline routes a CPU leaves out by default (their C++ build is slow)
 
 
 class ProblemError(UserError):
@@ -228,12 +228,12 @@ def _baseline_routes(table: Any, directory: Path, where: Path) -> dict[str, tupl
         found[key] = tuple(dict.fromkeys(names))
     routes = found.get("routes", ())
     cpu_routes = found.get("cpu_routes", tuple(name for name in routes if name not in COMPILE_ROUTES))
-    library = {name for name in routes + cpu_routes if name not in COMPILE_ROUTES}
+    library = {name for name in routes + cpu_routes if name not in BUILTIN_ROUTES}
     defined = _functions(directory / "baseline.py") if library else set()
     missing = sorted(library - defined)
     if missing:
         raise ProblemError(f"{where}: baseline route(s) {', '.join(missing)} not defined in {directory / 'baseline.py'}"
-                           f" (or name {' / '.join(COMPILE_ROUTES)})")
+                           f" (or name {' / '.join(BUILTIN_ROUTES)})")
     return {"baseline_routes": routes, "cpu_baseline_routes": cpu_routes}
 
 
