@@ -35,6 +35,9 @@ child_memory_option = click.option(
 json_option = click.option("--json", "json_output", is_flag=True,
                            help="Print one JSON object on stdout and nothing else.")
 problem_argument = click.argument("problem")
+precision_option = click.option(
+    "--precision", type=click.Choice(["fp32", "fp16", "bf16"]),
+    help="A KernelBench problem's precision: inputs and weights cast to it, KernelBench's tolerance for it [fp32].")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -91,6 +94,7 @@ def _emit_json(document: BaseModel) -> None:
 @click.option("--pipeline/--no-pipeline", default=None,
               help="On a GPU, prepare the next candidate (import, compile) while one is timed [on].")
 @child_memory_option
+@precision_option
 @click.option("--tui", is_flag=True, help="Watch the campaign in the terminal UI (q quits and stops it).")
 @json_option
 def run(problem: str | None, resume: Path | None, agents: int | None, budget: int | None, model: str | None,
@@ -99,8 +103,8 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         memory: str | None, leaderboard: bool | None, memory_cap: str | None, device: str | None,
         gpus: str | None, out: Path | None, config_file: Path | None,
         time_limit: float | None, target: float | None, target_against: str | None, baseline: str | None,
-        plateau: int | None, seeds: int | None, pipeline: bool | None, child_memory: float | None, tui: bool,
-        json_output: bool) -> None:
+        plateau: int | None, seeds: int | None, pipeline: bool | None, child_memory: float | None,
+        precision: str | None, tui: bool, json_output: bool) -> None:
     """Run a campaign: headless (a line per decision, a progress line, and a summary) or in the terminal UI."""
     from arcengine.console import HeadlessDisplay
     from arcengine.engine.campaign import Campaign
@@ -112,7 +116,7 @@ def run(problem: str | None, resume: Path | None, agents: int | None, budget: in
         "provider_concurrency": provider_concurrency, "memory": memory, "leaderboard": leaderboard,
         "memory_cap": memory_cap, "device": device, "gpus": gpus, "out": out, "time_limit_s": time_limit,
         "target_speedup": target, "target_against": target_against, "baseline": baseline, "plateau": plateau,
-        "seeds": seeds, "child_memory_gib": child_memory, "pipeline": pipeline,
+        "seeds": seeds, "child_memory_gib": child_memory, "pipeline": pipeline, "precision": precision,
     }
     if resume is not None:
         extra = [name for name, value in {**given, "config": config_file}.items() if value is not None]
@@ -200,13 +204,14 @@ def _newest_run(parent: Path) -> Path:
 @click.option("--baseline/--no-baseline", default=True, show_default=True,
               help="Check and time the problem's baseline (what a user would otherwise run) beside the reference.")
 @child_memory_option
+@precision_option
 @json_option
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, suspicious_speedup: float,
-                 baseline: bool, child_memory: float | None, json_output: bool) -> None:
+                 baseline: bool, child_memory: float | None, precision: str | None, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
     from arcengine.tools.evaluate import eval_report, evaluate_file
 
-    loaded = load_problem(problem)
+    loaded = load_problem(problem, precision)
     if not candidate.is_file():
         raise ProblemError(f"candidate {candidate} does not exist")
     decided, used = anyio.run(functools.partial(evaluate_file, loaded, candidate, device, seeds=seeds,
@@ -351,12 +356,13 @@ def problems_list() -> None:
 @problems.command("check")
 @problem_argument
 @click.option("--device", type=DEVICE, default="auto", show_default=True)
-def problems_check(problem: str, device: str) -> None:
+@precision_option
+def problems_check(problem: str, device: str, precision: str | None) -> None:
     """Check a problem: expressions evaluate, the reference runs, every seed is correct on every workload."""
     from arcengine.guard.service import DeviceUnsupported
     from arcengine.tools.evaluate import evaluate_files
 
-    loaded = load_problem(problem)  # parses the TOML, evaluates every expression, finds every seed file
+    loaded = load_problem(problem, precision)  # parses the TOML, evaluates every expression, finds every seed file
 
     def seed_paths(used: str) -> list[Path]:
         return [loaded.directory / file for file in loaded.seed_files_for(used)]

@@ -98,7 +98,7 @@ class Campaign:
                  provider: Provider | None = None, guard_factory: Callable[[Campaign], Guard] | None = None,
                  history: History | None = None) -> None:
         self.config = config
-        self.problem: Problem = load_problem(config.problem)
+        self.problem: Problem = load_problem(config.problem, config.precision)
         self.skills = load_skills()
         self.display = display
         self.history = history  # a campaign resumed after a crash continues from its event log
