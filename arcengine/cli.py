@@ -31,6 +31,7 @@ from arcengine.options import (
     json_option,
     name_variables,
     out_option,
+    precision_option,
 )
 from arcengine.recording.logs import configure_logging
 from arcengine.recording.redact import redact_secrets
@@ -218,14 +219,15 @@ def _newest_run(parent: Path) -> Path:
 @click.option("--baseline/--no-baseline", default=True, show_default=True,
               help="Check and time the problem's baseline (what a user would otherwise run) beside the reference.")
 @child_memory_option
+@precision_option
 @json_option
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, suspicious_speedup: float,
-                 baseline: bool, child_memory: float | None, json_output: bool) -> None:
+                 baseline: bool, child_memory: float | None, precision: str | None, json_output: bool) -> None:
     """The guard's verdict on one candidate file against the reference."""
     from arcengine.progress import Progress
     from arcengine.tools.evaluate import eval_report, evaluate_file
 
-    loaded = load_problem(problem)
+    loaded = load_problem(problem, precision)
     if not candidate.is_file():
         raise ProblemError(f"candidate {candidate} does not exist")
     with Progress(label="eval") as progress:
@@ -491,14 +493,15 @@ def problems_list(json_output: bool) -> None:
 @problems.command("check")
 @problem_argument
 @click.option("--device", type=DEVICE, default="auto", show_default=True)
+@precision_option
 @json_option
-def problems_check(problem: str, device: str, json_output: bool) -> None:
+def problems_check(problem: str, device: str, precision: str | None, json_output: bool) -> None:
     """Check a problem: expressions evaluate, the reference runs, every seed is correct on every workload."""
     from arcengine.guard.service import DeviceUnsupported
     from arcengine.progress import Progress
     from arcengine.tools.evaluate import CheckedBaseline, CheckedSeed, CheckReport, eval_report, evaluate_files
 
-    loaded = load_problem(problem)  # parses the TOML, evaluates every expression, finds every seed file
+    loaded = load_problem(problem, precision)  # parses the TOML, evaluates every expression, finds every seed file
 
     def seed_paths(used: str) -> list[Path]:
         return [loaded.directory / file for file in loaded.seed_files_for(used)]

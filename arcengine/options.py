@@ -28,6 +28,9 @@ child_memory_option = click.option(
     help="Resident host memory a candidate's process may use before it is killed [half the machine's].")
 json_option = click.option("--json", "json_output", is_flag=True,
                            help="Print one JSON object on stdout and nothing else (progress and lines: stderr).")
+precision_option = click.option(
+    "--precision", type=click.Choice(["fp32", "fp16", "bf16"]),
+    help="A KernelBench problem's precision: inputs and weights cast to it, KernelBench's tolerance for it [fp32].")
 out_option = click.option("--out", type=click.Path(path_type=Path, file_okay=False),
                           help="Parent folder of run folders [runs].")
 
@@ -69,6 +72,7 @@ CAMPAIGN_OPTIONS: list[Callable[[F], F]] = [
     click.option("--pipeline/--no-pipeline", default=None,
                  help="On a GPU, prepare the next candidate (import, compile) while one is timed [on]."),
     child_memory_option,
+    precision_option,
     click.option("--dry-run", is_flag=True,
                  help="Print the settings it would run with, and where each came from, then exit."),
 ]

@@ -86,7 +86,7 @@ def test_kernelbench_file_with_modelnew_candidates(tmp_path: Path) -> None:
     native.write_text("import torch\n\n\ndef run(x):\n    return x\n")
     loaded = load_problem(problem)
     assert loaded.entry == "ModelNew" and len(loaded.workloads) == 1
-    assert loaded.baseline_routes == ("compile",)  # KernelBench's torch.compile baseline; eager is the reference
+    assert loaded.baseline_routes == ("eager", "compile")  # KernelBench's two baselines; eager is the reference
     assert verdict(tmp_path, problem, good)["verdict"] == "pass"
     failed = verdict(tmp_path, problem, wrong)
     assert failed["verdict"] == "fail" and "within atol" in failed["reason"]

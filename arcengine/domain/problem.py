@@ -14,12 +14,12 @@ from typing import Any
 
 from arcengine.domain.errors import UserError
 from arcengine.domain.shipped import SHIPPED_PROBLEMS
-from arcengine.guard.child.baselines import COMPILE_MODES
+from arcengine.guard.child.baselines import BUILTIN_ROUTES, COMPILE_MODES
 
 # Input distributions of the correctness gate (arcengine.guard.child.distributions); a problem may add its own.
 DEFAULT_DISTRIBUTIONS = ("normal", "uniform", "heavy_tailed", "large", "small")
 DEFAULT_SEEDS = ("seed.py",)  # the seed files of a problem.toml without ``seeds``
-COMPILE_ROUTES = tuple(COMPILE_MODES)  # baseline routes that need no baseline.py
+COMPILE_ROUTES = tuple(COMPILE_MODES)  # baseline routes a CPU leaves out by default (their C++ build is slow)
 
 
 class ProblemError(UserError):
@@ -150,12 +150,15 @@ def evaluate_expression(expression: str, axes: dict[str, int]) -> float:
         raise ProblemError(f"expression {expression!r} with {axes}: {error}") from None
 
 
-def resolve_problem_dir(spec: str | Path) -> Path:
-    """A path to a problem folder, or the name of a shipped problem."""
+def resolve_problem_dir(spec: str | Path, precision: str | None = None) -> Path:
+    """A path to a problem folder, or the name of a shipped problem. ``precision`` (fp32, fp16, bf16) is for a
+    KernelBench file only: a native problem states its own dtypes."""
     path = Path(spec)
-    if path.is_dir() and (path / "problem.toml").is_file():
-        return path.resolve()
-    imported = _import_foreign(path)
+    native = path.is_dir() and (path / "problem.toml").is_file()
+    imported = None if native else _import_foreign(path, precision)
+    if precision is not None and imported is None:
+        raise ProblemError(f"a precision (--precision {precision}) is for KernelBench problem files; "
+                           f"{spec} states its own dtypes")
     if imported is not None:
         return imported
     if path.is_dir():
@@ -169,13 +172,16 @@ def resolve_problem_dir(spec: str | Path) -> Path:
     )
 
 
-def _import_foreign(path: Path) -> Path | None:
-    """A KernelBench file or a FlashInfer-Trace definition, as a generated native problem folder."""
+def _import_foreign(path: Path, precision: str | None = None) -> Path | None:
+    """A KernelBench file (in ``precision``, KernelBench's default where None) or a FlashInfer-Trace definition, as a
+    generated native problem folder; None for anything else, and for a definition given a precision."""
     from arcengine.domain.formats import flashinfer, kernelbench
 
     try:
         if kernelbench.is_kernelbench_file(path):
-            return kernelbench.materialize(path)
+            return kernelbench.materialize(path, precision or kernelbench.DEFAULT_PRECISION)
+        if precision is not None:
+            return None
         definition = flashinfer.definition_path(path)
         if definition is not None:
             return flashinfer.materialize(definition)
@@ -228,12 +234,12 @@ def _baseline_routes(table: Any, directory: Path, where: Path) -> dict[str, tupl
         found[key] = tuple(dict.fromkeys(names))
     routes = found.get("routes", ())
     cpu_routes = found.get("cpu_routes", tuple(name for name in routes if name not in COMPILE_ROUTES))
-    library = {name for name in routes + cpu_routes if name not in COMPILE_ROUTES}
+    library = {name for name in routes + cpu_routes if name not in BUILTIN_ROUTES}
     defined = _functions(directory / "baseline.py") if library else set()
     missing = sorted(library - defined)
     if missing:
         raise ProblemError(f"{where}: baseline route(s) {', '.join(missing)} not defined in {directory / 'baseline.py'}"
-                           f" (or name {' / '.join(COMPILE_ROUTES)})")
+                           f" (or name {' / '.join(BUILTIN_ROUTES)})")
     return {"baseline_routes": routes, "cpu_baseline_routes": cpu_routes}
 
 
@@ -280,8 +286,9 @@ def _cpu_seed_files(value: Any, seed_files: tuple[str, ...], toml_path: Path) ->
     return tuple(value)
 
 
-def load_problem(spec: str | Path) -> Problem:
-    directory = resolve_problem_dir(spec)
+def load_problem(spec: str | Path, precision: str | None = None) -> Problem:
+    """The problem ``spec`` names (see ``resolve_problem_dir``), read and checked."""
+    directory = resolve_problem_dir(spec, precision)
     toml_path = directory / "problem.toml"
     for required in (toml_path, directory / "reference.py"):
         if not required.is_file():

@@ -100,7 +100,7 @@ class Campaign:
                  history: History | None = None, lock: RunLock | None = None) -> None:
         self.config = config
         self.lock = lock  # the run folder's one-writer lock (taken here for a new folder, by ``resume`` for one)
-        self.problem: Problem = load_problem(config.problem)
+        self.problem: Problem = load_problem(config.problem, config.precision)
         self.skills = load_skills()
         self.display = display
         self.history = history  # a campaign resumed after a crash continues from its event log

@@ -23,6 +23,9 @@ class CampaignConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     problem: str
+    precision: Literal["fp32", "fp16", "bf16"] | None = Field(None, description="a KernelBench problem's precision: "
+                                                              "inputs and weights cast to it, KernelBench's "
+                                                              "tolerance for it [fp32]")
     agents: int = Field(3, ge=1, le=256)
     budget: int = Field(24, ge=1, description="candidate positions across all agents")
     model: str = "offline"

@@ -13,7 +13,7 @@ import numpy as np
 from arcengine.domain.events import Decision, WorkloadResult
 from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import DRIFT, BaselineTime, chain_holds
-from arcengine.guard.child.baselines import REFERENCE_ROUTE
+from arcengine.guard.child.baselines import EAGER_ROUTE, REFERENCE_ROUTE
 from arcengine.guard.contract import ChildResult, WorkloadOutcome
 from arcengine.guard.sol import geometric_mean, roofline_seconds, sol_score
 
@@ -71,32 +71,40 @@ def floor_us(problem: Problem, workload: Workload, ceilings: Ceilings | None) ->
 
 
 def _over_baseline(entry: WorkloadOutcome, speedup: float | None, floor: float,
-                   kept: BaselineTime | None, stale: bool = False) -> dict[str, Any]:
+                   kept: BaselineTime | None, stale: bool = False, eager: bool = False) -> dict[str, Any]:
     """The workload's baseline and the candidate's gain over it: timed in this child (paired); else read through
     the reference from a child that timed it, if this child's reference agrees with that one's; else, where no
     route is declared or correct, the reference stands in and says so. ``stale``: the kept times no longer
-    hold (the references moved), and no figure is given."""
+    hold (the references moved), and no figure is given. ``eager``: the problem names the reference as a route
+    (KernelBench's eager baseline), so its time is that route's, and where it beat the timed routes it is named."""
     time_us = entry.time_us
-    found: dict[str, Any] = {"baseline_times_us": entry.baseline_times_us,
-                             "baseline_failures": entry.baseline_failures}
+    times = entry.baseline_times_us
+    if eager and entry.ref_time_us:
+        times = {EAGER_ROUTE: entry.ref_time_us, **times}
+    found: dict[str, Any] = {"baseline_times_us": times, "baseline_failures": entry.baseline_failures}
     if speedup is None or not time_us:
         return found
+
+    def named(route: str | None) -> str | None:
+        return EAGER_ROUTE if eager and route == REFERENCE_ROUTE else route
+
     if entry.baseline_time_us:
         base_us = entry.baseline_time_us
-        return {**found, "baseline_route": entry.baseline_route, "baseline_time_us": base_us,
+        return {**found, "baseline_route": named(entry.baseline_route), "baseline_time_us": base_us,
                 "speedup_over_baseline": base_us / max(time_us, floor)}
     if stale:
         return found
     if kept is not None and entry.ref_time_us:  # the references agree (chain_holds): the ratio to them holds
         ratio = kept.time_us / kept.ref_time_us
-        return {**found, "baseline_route": kept.route, "baseline_time_us": ratio * entry.ref_time_us,
+        return {**found, "baseline_route": named(kept.route), "baseline_time_us": ratio * entry.ref_time_us,
                 "speedup_over_baseline": speedup * ratio}
+    # No route timed (none declared but eager, none correct, or not timed): the reference stands in, and says so.
     return {**found, "baseline_route": REFERENCE_ROUTE, "baseline_time_us": entry.ref_time_us,
             "speedup_over_baseline": speedup}
 
 
 def _measured(entry: WorkloadOutcome, workload: Workload, floor: float,
-              kept: BaselineTime | None = None, stale: bool = False) -> WorkloadResult:
+              kept: BaselineTime | None = None, stale: bool = False, eager: bool = False) -> WorkloadResult:
     time_us, ref_us = entry.time_us, entry.ref_time_us
     speedup = sol = None
     if time_us and ref_us:
@@ -107,7 +115,7 @@ def _measured(entry: WorkloadOutcome, workload: Workload, floor: float,
         correct=entry.correct, failure=entry.failure, max_abs_err=entry.max_abs_err,
         time_us=time_us, ref_time_us=ref_us, incumbent_time_us=entry.incumbent_time_us,
         speedup=speedup, sol_score=sol, reps=entry.reps, rel_se=entry.rel_se,
-        harness=entry.harness, **_over_baseline(entry, speedup, floor, kept, stale),
+        harness=entry.harness, **_over_baseline(entry, speedup, floor, kept, stale, eager),
     )
 
 
@@ -154,17 +162,20 @@ def judge(
     has_incumbent: bool,
     baselines: dict[int, BaselineTime] | None = None,
     drift: float = DRIFT["cuda"],
+    routes: tuple[str, ...] = (),
 ) -> Verdict:
     """The decision for a child that wrote a result (crashes and timeouts are judged by the caller).
     ``baselines``: the baseline times a child that did not time the baseline reads its gains through, while its
-    references agree with theirs within ``drift`` (see baseline_times.chain_holds)."""
+    references agree with theirs within ``drift`` (see baseline_times.chain_holds). ``routes``: the baseline's
+    routes declared for this device (only whether ``eager`` is among them matters here)."""
     by_index = {w.index: w for w in workloads}
     floors = {w.index: floor_us(problem, w, ceilings) for w in workloads}
     kept = baselines or {}
     # Read through the reference only while this child's references agree with those timed beside the baseline;
     # else no figure rather than a wrong one.
     stale = bool(kept) and not chain_holds(kept, result.workloads, drift)
-    results = tuple(_measured(e, by_index[e.index], floors[e.index], kept.get(e.index), stale)
+    eager = EAGER_ROUTE in routes
+    results = tuple(_measured(e, by_index[e.index], floors[e.index], kept.get(e.index), stale, eager)
                     for e in result.workloads)
     # Every workload must have been checked and say correct, whatever the child's summary claims.
     complete = {w.index for w in results if w.correct} == set(by_index)

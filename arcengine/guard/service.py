@@ -22,6 +22,7 @@ from arcengine.domain.errors import UserError
 from arcengine.domain.events import CandidateDecided, DeviceProfiled
 from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import BaselineCache, BaselineMode
+from arcengine.guard.child.baselines import timed_routes
 from arcengine.guard.child.native_build import CACHE_ENV
 from arcengine.guard.contract import BaselineSpec, ChildResult, ChildSpec, TimingSpec, ToleranceSpec, WorkloadSpec
 from arcengine.guard.decision import Ceilings, Thresholds, Verdict, confirm, judge
@@ -145,8 +146,9 @@ class GuardService:
         CPU."""
         first = await self._profile_child(requested, env={})
         self.device = first["device"]["kind"]
-        self.baselines = BaselineCache(self.baseline_mode, bool(self.problem.baseline_routes_for(self.device)),
-                                       self.device)
+        # Only routes a child runs need timing: eager alone is the reference, which every child times anyway.
+        self.baselines = BaselineCache(self.baseline_mode,
+                                       bool(timed_routes(self.problem.baseline_routes_for(self.device))), self.device)
         if self.device == "cpu" and self.problem.cpu_unsupported:
             raise DeviceUnsupported(f"{self.problem.name} cannot run on the CPU: {self.problem.cpu_unsupported}")
         if self.device == "cpu":
@@ -251,7 +253,7 @@ class GuardService:
                    baseline: bool = False) -> ChildSpec:
         """What a child needs to judge one candidate (the launcher adds where to write the result); with
         ``baseline`` it checks and times the baseline's routes too."""
-        routes = self.problem.baseline_routes_for(self.device)
+        routes = timed_routes(self.problem.baseline_routes_for(self.device))  # eager is timed as the reference
         library = self.problem.baseline_path if self.problem.baseline_path.is_file() else None
         return ChildSpec(
             device=self.device,
@@ -286,7 +288,8 @@ class GuardService:
             return Verdict("REVERT", failure, False), outcome, result
         kept = {} if timed else self.baselines.kept(gpu)
         verdict = judge(result, self.problem, self.workloads, self.thresholds, worker.slot.ceilings,
-                        has_incumbent=job.incumbent_path is not None, baselines=kept, drift=self.baselines.drift)
+                        has_incumbent=job.incumbent_path is not None, baselines=kept, drift=self.baselines.drift,
+                        routes=self.problem.baseline_routes_for(self.device))
         if verdict.correct and attempt == 0:
             self.baselines.learn(gpu, result.workloads, timed)
         return verdict, outcome, result

@@ -9,13 +9,14 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
-from arcengine.domain.events import CandidateDecided
+from arcengine.domain.events import CandidateDecided, WorkloadResult
 from arcengine.domain.problem import Problem
 from arcengine.guard.baseline_times import BaselineMode
 from arcengine.guard.child.baselines import REFERENCE_ROUTE
 from arcengine.guard.decision import PASSING, SUSPICIOUS_SPEEDUP, Thresholds
 from arcengine.guard.gate import check_source
 from arcengine.guard.service import GuardService
+from arcengine.guard.sol import geometric_mean
 from arcengine.recording.bus import Bus
 
 
@@ -86,6 +87,7 @@ class EvalWorkload(BaseModel):
     baseline_times_us: dict[str, float]
     baseline_failures: dict[str, str]
     harness: dict[str, float]  # how the timer and the workers behaved: head start, record reads, costs
+    speedup_over_routes: dict[str, float]  # over each route timed here (KernelBench's eager and torch.compile)
 
 
 class EvalReport(BaseModel):
@@ -98,6 +100,9 @@ class EvalReport(BaseModel):
     # Over what a user would otherwise run (the problem's baseline; the reference where it declares none).
     speedup_over_baseline: float | None
     held_out_speedup_over_baseline: float | None
+    # Over each route on its own, as KernelBench reports eager and torch.compile: the geometric mean over the visible
+    # workloads, for the routes timed on every one of them.
+    speedup_over_routes: dict[str, float]
     baseline: str  # one line: the gain over the baseline, the routes that won, "N/M shapes faster than baseline"
     # Why the pass was checked by a second, fresh child (None: one child), and whether that child agreed.
     suspicious: str | None
@@ -115,17 +120,35 @@ def eval_report(decided: CandidateDecided) -> EvalReport:
     """reject (gate), fail (ran and was wrong or broke, or a suspicious speedup a fresh child did not confirm:
     correct, but reverted), pass."""
     passed = decided.correct and decided.decision in PASSING
-    fields = EvalWorkload.model_fields
+    fields = [name for name in EvalWorkload.model_fields if name != "speedup_over_routes"]
     return EvalReport(
         verdict="reject" if decided.decision == "REJECT" else "pass" if passed else "fail",
         reason=decided.reason, speedup=decided.speedup, held_out_speedup=decided.held_out_speedup,
         speedup_over_baseline=decided.speedup_over_baseline,
         held_out_speedup_over_baseline=decided.held_out_speedup_over_baseline,
-        baseline=baseline_note(decided), suspicious=decided.suspicious, confirmed=decided.confirmed,
-        warnings=list(decided.warnings),
-        workloads=[EvalWorkload(**{name: getattr(w, name) for name in fields}) for w in decided.workloads],
+        speedup_over_routes=over_routes(decided), baseline=baseline_note(decided), suspicious=decided.suspicious,
+        confirmed=decided.confirmed, warnings=list(decided.warnings),
+        workloads=[EvalWorkload(**{name: getattr(w, name) for name in fields}, speedup_over_routes=route_gains(w))
+                   for w in decided.workloads],
         device=decided.device, guard_seconds=decided.guard_seconds, guard_phases=decided.guard_phases,
     )
+
+
+def route_gains(w: WorkloadResult) -> dict[str, float]:
+    """The candidate's gain over each route timed on this workload (through its speedup over the reference, so a
+    time under the roofline floor counts as the floor there too)."""
+    if not w.speedup or not w.ref_time_us:
+        return {}
+    return {route: w.speedup * time_us / w.ref_time_us for route, time_us in w.baseline_times_us.items()}
+
+
+def over_routes(decided: CandidateDecided) -> dict[str, float]:
+    """Per route timed on every visible workload, the geometric mean of the gains over it."""
+    gains = [route_gains(w) for w in decided.workloads if not w.held_out]
+    if not gains or not all(gains):
+        return {}
+    routes = [route for route in gains[0] if all(route in g for g in gains)]
+    return {route: geometric_mean(g[route] for g in gains) for route in routes}
 
 
 def baseline_note(decided: CandidateDecided) -> str:
@@ -138,8 +161,10 @@ def baseline_note(decided: CandidateDecided) -> str:
         reason = "the reference: no route declared, correct or faster"
         return f"{decided.speedup_over_baseline:.3f}x the baseline ({reason})"
     faster = sum(1 for w in visible if (w.speedup_over_baseline or 0) > 1)
+    each = over_routes(decided)
+    apart = "; " + ", ".join(f"{gain:.3f}x over {route}" for route, gain in each.items()) if len(each) > 1 else ""
     return (f"{decided.speedup_over_baseline:.3f}x the baseline ({', '.join(routes)}); "
-            f"{faster}/{len(visible)} shapes faster than baseline")
+            f"{faster}/{len(visible)} shapes faster than baseline{apart}")
 
 
 class CheckedSeed(BaseModel):

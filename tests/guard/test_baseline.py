@@ -157,6 +157,47 @@ def test_without_a_baseline_the_reference_stands_in_and_says_so() -> None:
     assert verdict.workloads[0].baseline_route == "reference"
 
 
+def test_the_eager_route_is_the_reference_by_name_and_each_route_has_its_ratio() -> None:
+    """KernelBench's two baselines: eager (the reference, timed once as the reference) and torch.compile. Where the
+    reference beat the timed routes it is named eager, and the report gives the gain over each, as KernelBench's
+    "speedup over eager" and "speedup over torch.compile"."""
+    from arcengine.domain.events import CandidateDecided
+    from arcengine.tools.evaluate import eval_report
+
+    problem, workloads = _scale_gpu_workload()
+    compile_lost = _result(100.0, 50.0, baseline_route="reference", baseline_time_us=100.0,
+                           baseline_times_us={"compile": 125.0})
+    verdict = judge(compile_lost, problem, workloads, Thresholds(0.0, 0.0), None, has_incumbent=False,
+                    routes=("eager", "compile"))
+    workload = verdict.workloads[0]
+    assert workload.baseline_route == "eager" and workload.speedup_over_baseline == pytest.approx(2.0)
+    assert workload.baseline_times_us == {"eager": 100.0, "compile": 125.0}
+    report = eval_report(CandidateDecided(candidate_id="c", agent_id="eval", decision="KEEP", reason="", correct=True,
+                                          speedup=verdict.speedup, workloads=list(verdict.workloads),
+                                          speedup_over_baseline=verdict.speedup_over_baseline))
+    assert report.speedup_over_routes == pytest.approx({"eager": 2.0, "compile": 2.5})
+    assert report.workloads[0].speedup_over_routes == pytest.approx({"eager": 2.0, "compile": 2.5})
+    assert "2.000x over eager, 2.500x over compile" in report.baseline
+    # Without eager among the routes the same result names the reference, and only the timed route has a time.
+    plain = judge(compile_lost, problem, workloads, Thresholds(0.0, 0.0), None, has_incumbent=False,
+                  routes=("compile",))
+    assert plain.workloads[0].baseline_route == "reference"
+    assert plain.workloads[0].baseline_times_us == {"compile": 125.0}
+
+
+def test_with_eager_alone_nothing_more_is_timed_and_the_reference_stands_in() -> None:
+    """On a CPU a KernelBench problem's routes are eager alone (torch.compile's C++ build is left out): no child
+    times a baseline, the reference stands in as ever, and eager's time is the reference's."""
+    from arcengine.guard.child.baselines import timed_routes
+
+    assert timed_routes(("eager",)) == () and timed_routes(("eager", "compile")) == ("compile",)
+    problem, workloads = _scale_gpu_workload()
+    verdict = judge(_result(100.0, 50.0), problem, workloads, Thresholds(0.0, 0.0), None, has_incumbent=False,
+                    routes=("eager",))
+    assert verdict.workloads[0].baseline_route == "reference"
+    assert verdict.workloads[0].baseline_times_us == {"eager": 100.0}
+
+
 def _records(entries: list[dict]) -> list[WorkloadOutcome]:
     return [WorkloadOutcome.model_validate(entry) for entry in entries]
 
@@ -219,6 +260,8 @@ def test_a_problem_declares_its_routes_and_the_cpu_skips_torch_compile_by_defaul
     problem = load_problem(_problem_with(tmp_path, 'routes = ["compile", "doubled"]', LIBRARY))
     assert problem.baseline_routes_for("cuda") == ("compile", "doubled")
     assert problem.baseline_routes_for("cpu") == ("doubled",)
+    eager = load_problem(_problem_with(tmp_path / "eager", 'routes = ["eager", "compile"]'))  # no baseline.py needed
+    assert eager.baseline_routes_for("cuda") == ("eager", "compile") and eager.baseline_routes_for("cpu") == ("eager",)
     assert load_problem(SCALE).baseline_routes_for("cuda") == ()
 
 

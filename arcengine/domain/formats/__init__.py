@@ -11,10 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+# Unpaired surrogates: a file name's undecodable bytes (os.fsdecode) or a JSON "\ud83d" escape. TOML has no way to
+# write them (its \u escapes must be Unicode scalar values) and UTF-8 cannot encode them.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def cache_root() -> Path:
@@ -29,19 +37,37 @@ def folder_for(name: str, contents: Iterable[bytes]) -> Path:
     return cache_root() / f"{name}-{digest.hexdigest()[:10]}"
 
 
-def toml_value(value: object) -> str:
-    """A TOML literal for the simple values generated problem files use (JSON strings are valid TOML ones)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
+def writable(text: str) -> str:
+    """``text`` with every unpaired surrogate replaced by U+FFFD, so it can be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _writable(value: Any) -> Any:
+    """``value`` with every unpaired surrogate in its strings (keys too) replaced by U+FFFD."""
     if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+        return writable(value)
+    if isinstance(value, list | tuple):
+        return [_writable(v) for v in value]
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML form for {value!r}")
+        return {_writable(k): _writable(v) for k, v in value.items()}
+    return value
+
+
+def toml_text(document: dict[str, Any]) -> str:
+    """A generated problem.toml, written by tomli-w (so tomllib reads back the same values: emoji and every other
+    character included, unpaired surrogates as U+FFFD)."""
+    return tomli_w.dumps(_writable(document))
+
+
+def toml_value(value: object) -> str:
+    """One value's TOML text, for a file written a line at a time (a dict is an inline table); tomli-w writes it."""
+    if isinstance(value, dict):
+        pairs = (f"{k if _BARE_KEY.fullmatch(k) else toml_value(k)} = {toml_value(v)}"
+                 for k, v in _writable(value).items())
+        return "{ " + ", ".join(pairs) + " }"
+    if value is None or not isinstance(value, str | int | float | bool | list | tuple):
+        raise TypeError(f"no TOML form for {value!r}")
+    return tomli_w.dumps({"v": _writable(value)}).removeprefix("v = ").rstrip("\n")
 
 
 def write_folder(folder: Path, files: dict[str, str]) -> Path:

@@ -1,8 +1,10 @@
 """The baseline's routes, in the worker that runs them: what a user would otherwise run instead of a candidate.
 
 A problem declares its routes (``[baseline] routes`` in problem.toml): ``compile`` (the reference under
-``torch.compile``), ``compile-max-autotune`` (the same, autotuned), or the name of a function in the problem's
-``baseline.py`` called like the reference's ``run`` (a library route: cuBLAS through ``torch.mm``, SDPA, ...).
+``torch.compile``), ``compile-max-autotune`` (the same, autotuned), ``eager`` (the reference itself, uncompiled:
+KernelBench's eager baseline, named so a result reports its ratio; it is timed as the reference, never twice), or
+the name of a function in the problem's ``baseline.py`` called like the reference's ``run`` (a library route:
+cuBLAS through ``torch.mm``, SDPA, ...).
 The judge checks each route like a candidate and times every correct one in the same rounds as the others; per
 workload the fastest is the baseline, unless the reference itself is faster: a user who has the reference can
 run it, so a baseline never trails it (``REFERENCE_ROUTE`` then names the reference as the baseline).
@@ -22,10 +24,17 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 
 COMPILE_MODES = {"compile": "default", "compile-max-autotune": "max-autotune"}
+EAGER_ROUTE = "eager"  # the reference, uncompiled: its time is the reference's, so no worker runs it
+BUILTIN_ROUTES = (*COMPILE_MODES, EAGER_ROUTE)  # routes that need no baseline.py
 ROLE_PREFIX = "baseline:"  # the timing loop's name of a route: "baseline:compile"
 REFERENCE_ROUTE = "reference"  # the baseline's name where the reference is: no route declared, correct or faster
 
 Fn = Callable[..., object]
+
+
+def timed_routes(names: Sequence[str]) -> tuple[str, ...]:
+    """The routes a child checks and times beside the reference: all but eager, which is the reference."""
+    return tuple(name for name in names if name != EAGER_ROUTE)
 
 
 def role_of(route: str) -> str:
@@ -54,7 +63,7 @@ class Routes:
         self._library: dict[str, Fn] = {}
         self._compiled: dict[tuple[str, int], Fn] = {}
         for name in names:
-            if name in COMPILE_MODES:
+            if name in BUILTIN_ROUTES:
                 continue
             fn = getattr(module, name, None) if module is not None else None
             if not callable(fn):
@@ -65,6 +74,8 @@ class Routes:
     def fn(self, name: str, workload: int) -> Fn:
         if name in self._library:
             return self._library[name]
+        if name == EAGER_ROUTE:  # engines leave it out of a child's routes (timed as the reference); a spec may not
+            return self._reference_run
         if name not in COMPILE_MODES:
             raise LookupError(f"no baseline route {name!r}")
         key = (name, workload)

@@ -2,16 +2,23 @@
 
 The ceilings feed the speed-of-light times (T_sol = max(flops / flops_per_s, bytes / bandwidth)); they are
 measured, not taken from a data sheet, so clocks and power limits of this machine are accounted for.
+
+The driver and NVML are asked through cuda-python's ``cuda.bindings`` (typed calls, errors as exceptions), imported
+only when a GPU is described: torch imports ``cuda.bindings.driver`` itself, but ``cuda.bindings.nvml`` takes 0.3 s
+more and brings numpy, which a CPU child does not need. Where cuda-python is not installed, ``ctypes`` stands in,
+with each call's argument and result types declared.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.metadata
 import platform
 import statistics
 from collections.abc import Callable
 from time import perf_counter
+from types import ModuleType
 
 import torch
 
@@ -19,7 +26,6 @@ _CUDA_COPY_BYTES = 2 * 2**30
 _CUDA_MATMUL_N = 8192
 _CPU_COPY_BYTES = 256 * 2**20
 _CPU_MATMUL_N = 2048
-_NVML_CLOCK_SM, _NVML_CLOCK_MEM = 1, 2
 
 
 # ---------------------------------------------------------------- device description
@@ -81,9 +87,95 @@ def _cuda_info(device: torch.device) -> dict[str, object]:
 
 
 def _nvml_info(uuid: object) -> dict[str, object]:
-    """Driver version and clocks through NVML, loaded with ctypes (best effort: {} if unavailable)."""
+    """Driver version and clocks through NVML (best effort: {} if unavailable)."""
+    try:
+        from cuda.bindings import nvml
+    except ImportError:
+        return _ctypes_nvml_info(uuid)
+    return read_nvml(nvml, uuid)
+
+
+def read_nvml(nvml: ModuleType, uuid: object) -> dict[str, object]:
+    """What NVML tells of the driver and of the GPU ``uuid``, through ``cuda.bindings.nvml``'s interface ({} where
+    there is no driver library or NVML does not start)."""
+    try:
+        nvml.init_v2()
+    except (RuntimeError, nvml.NvmlError):  # no libnvidia-ml (cuda.pathfinder raises a RuntimeError), or NVML's own
+        return {}
+    try:
+        info: dict[str, object] = {}
+        with contextlib.suppress(nvml.NvmlError):
+            info["driver"] = str(nvml.system_get_driver_version())
+        if uuid is not None:
+            info["clocks"] = _nvml_clocks(nvml, uuid)
+        return info
+    finally:
+        with contextlib.suppress(nvml.NvmlError):
+            nvml.shutdown()
+
+
+def _uuid_key(uuid: object) -> str:
+    """NVML's spelling of a device UUID: torch gives it without the "GPU-" prefix."""
+    text = str(uuid)
+    return text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
+
+
+def _nvml_clocks(nvml: ModuleType, uuid: object) -> dict[str, int] | None:
+    try:
+        handle = nvml.device_get_handle_by_uuid(_uuid_key(uuid))
+    except nvml.NvmlError:
+        return None
+    sm, mem = nvml.ClockType.CLOCK_SM, nvml.ClockType.CLOCK_MEM
+    queries = {"sm_mhz": (nvml.device_get_clock_info, sm), "mem_mhz": (nvml.device_get_clock_info, mem),
+               "sm_max_mhz": (nvml.device_get_max_clock_info, sm), "mem_max_mhz": (nvml.device_get_max_clock_info, mem)}
+    clocks: dict[str, int] = {}
+    for name, (query, clock) in queries.items():
+        with contextlib.suppress(nvml.NvmlError):  # a clock this GPU (a MIG slice, a vGPU) does not report
+            clocks[name] = int(query(handle, clock))
+    return clocks or None
+
+
+def _cuda_driver_api() -> str | None:
+    """The driver's CUDA API version, when NVML cannot give the driver release."""
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        return _ctypes_cuda_driver_api()
+    return read_driver_version(driver)
+
+
+def read_driver_version(driver: ModuleType) -> str | None:
+    """``cuDriverGetVersion`` through ``cuda.bindings.driver``'s interface (None without a driver library)."""
+    try:
+        error, version = driver.cuDriverGetVersion()
+    except RuntimeError:  # no libcuda: cuda.pathfinder could not load it
+        return None
+    return _cuda_version(int(version)) if error == driver.CUresult.CUDA_SUCCESS else None
+
+
+def _cuda_version(version: int) -> str:
+    return f"CUDA {version // 1000}.{version % 1000 // 10}"  # 12080: CUDA 12.8
+
+
+# Where cuda-python is missing: the same calls through ctypes, each one's argument and result types declared.
+
+_NVML_CLOCK_SM, _NVML_CLOCK_MEM = 1, 2
+_NVML_SIGNATURES = {
+    "nvmlInit_v2": [],
+    "nvmlShutdown": [],
+    "nvmlSystemGetDriverVersion": [ctypes.c_char_p, ctypes.c_uint],
+    "nvmlDeviceGetHandleByUUID": [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)],
+    "nvmlDeviceGetClockInfo": [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint)],
+    "nvmlDeviceGetMaxClockInfo": [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_uint)],
+}
+
+
+def _ctypes_nvml_info(uuid: object) -> dict[str, object]:
     try:
         nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        for name, argtypes in _NVML_SIGNATURES.items():
+            function = getattr(nvml, name)
+            function.argtypes, function.restype = argtypes, ctypes.c_int  # nvmlReturn_t
         if nvml.nvmlInit_v2() != 0:
             return {}
     except (OSError, AttributeError):
@@ -91,20 +183,18 @@ def _nvml_info(uuid: object) -> dict[str, object]:
     try:
         info: dict[str, object] = {}
         buffer = ctypes.create_string_buffer(96)
-        if nvml.nvmlSystemGetDriverVersion(buffer, ctypes.c_uint(96)) == 0:
+        if nvml.nvmlSystemGetDriverVersion(buffer, 96) == 0:
             info["driver"] = buffer.value.decode()
         if uuid is not None:
-            info["clocks"] = _nvml_clocks(nvml, uuid)
+            info["clocks"] = _ctypes_nvml_clocks(nvml, uuid)
         return info
     finally:
         nvml.nvmlShutdown()
 
 
-def _nvml_clocks(nvml: ctypes.CDLL, uuid: object) -> dict[str, int] | None:
+def _ctypes_nvml_clocks(nvml: ctypes.CDLL, uuid: object) -> dict[str, int] | None:
     handle = ctypes.c_void_p()
-    text = str(uuid)
-    key = text if text.startswith(("GPU-", "MIG-")) else f"GPU-{text}"
-    if nvml.nvmlDeviceGetHandleByUUID(key.encode(), ctypes.byref(handle)) != 0:
+    if nvml.nvmlDeviceGetHandleByUUID(_uuid_key(uuid).encode(), ctypes.byref(handle)) != 0:
         return None
     clocks: dict[str, int] = {}
     queries = {
@@ -115,20 +205,19 @@ def _nvml_clocks(nvml: ctypes.CDLL, uuid: object) -> dict[str, int] | None:
     }
     for name, (query, clock) in queries.items():
         value = ctypes.c_uint()
-        if query(handle, ctypes.c_int(clock), ctypes.byref(value)) == 0:
+        if query(handle, clock, ctypes.byref(value)) == 0:
             clocks[name] = int(value.value)
     return clocks or None
 
 
-def _cuda_driver_api() -> str | None:
-    """The driver's CUDA API version, when NVML cannot give the driver release."""
+def _ctypes_cuda_driver_api() -> str | None:
     try:
-        version = ctypes.c_int()
-        if ctypes.CDLL("libcuda.so.1").cuDriverGetVersion(ctypes.byref(version)) != 0:
-            return None
+        get_version = ctypes.CDLL("libcuda.so.1").cuDriverGetVersion
     except (OSError, AttributeError):
         return None
-    return f"CUDA {version.value // 1000}.{version.value % 1000 // 10}"
+    get_version.argtypes, get_version.restype = [ctypes.POINTER(ctypes.c_int)], ctypes.c_int  # CUresult
+    version = ctypes.c_int()
+    return _cuda_version(version.value) if get_version(ctypes.byref(version)) == 0 else None
 
 
 # ---------------------------------------------------------------- ceilings
