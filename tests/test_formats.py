@@ -15,8 +15,11 @@ import pytest
 import torch
 
 from arcengine.domain.formats import flashinfer
+from arcengine.domain.formats.solution import SolutionError
 from arcengine.domain.problem import ProblemError, load_problem
 from arcengine.guard.child import correctness
+from arcengine.tools.evaluate import solution_candidate
+from arcengine.tools.export import export_run
 
 KB_PROBLEM = '''import torch
 import torch.nn as nn
@@ -164,6 +167,12 @@ GATHER = {
     "reference": "import torch\n\n@torch.no_grad()\ndef run(table, indices, scale):\n"
                  "    return (table[indices.long()].float() * scale).to(torch.bfloat16)\n",
 }
+GATHER_DPS = ("import torch\n\n\ndef gather(table, indices, scale, out):\n"
+              "    torch.index_select(table, 0, indices, out=out)\n    out.mul_(scale)\n")
+GATHER_RETURNING = ("import torch\n\n\ndef run(table, indices, scale):\n"
+                    "    return (table.index_select(0, indices).float() * scale).to(torch.bfloat16)\n")
+
+
 def dataset(root: Path, definition: dict[str, Any] = GATHER, sizes: tuple[tuple[int, int], ...] = ((50, 7), (300, 33)),
             ) -> tuple[Path, list[torch.Tensor]]:
     """A FlashInfer-Bench dataset as flashinfer-trace lays it out: the definition under definitions/<op_type>/, its
@@ -190,6 +199,14 @@ def dataset(root: Path, definition: dict[str, Any] = GATHER, sizes: tuple[tuple[
     return root / "definitions" / op / f"{name}.json", saved
 
 
+def solution_json(path: Path, source: str, entry: str = "main.py::gather", **spec: object) -> Path:
+    document = {"name": path.stem, "definition": "gather_rows_h64", "author": "tests",
+                "spec": {"language": "python", "target_hardware": ["cpu"], "entry_point": entry, **spec},
+                "sources": [{"path": "main.py", "content": source}]}
+    path.write_text(json.dumps(document))
+    return path
+
+
 def test_a_definition_inside_a_dataset_finds_its_workloads_and_safetensors_inputs(tmp_path: Path) -> None:
     definition, saved = dataset(tmp_path / "trace")
     problem = load_problem(definition)
@@ -203,6 +220,60 @@ def test_a_definition_inside_a_dataset_finds_its_workloads_and_safetensors_input
     assert isinstance(scale, float)  # a random scalar input is a Python number, as FlashInfer-Bench makes it
     indices.fill_(0)  # a call that writes its inputs cannot change the next call's
     assert torch.equal(reference.make_inputs({"N": 300, "M": 33}, generator, "cpu")[1], saved[1])
+
+
+def test_a_solution_json_is_judged_by_its_entry_point_and_called_as_it_declares(tmp_path: Path) -> None:
+    definition, _ = dataset(tmp_path / "trace")
+    # No destination_passing_style: the schema's default, run(*inputs, *outputs); entry point gather, not run.
+    judged = verdict(tmp_path, definition, solution_json(tmp_path / "dps.json", GATHER_DPS))
+    assert judged["verdict"] == "pass", judged["reason"]
+    # The usual mistake: value-returning code without "destination_passing_style": false.
+    returning = solution_json(tmp_path / "returning.json", GATHER_RETURNING, entry="main.py::run")
+    judged = verdict(tmp_path, definition, returning)
+    assert judged["verdict"] == "fail" and "run() takes 3 positional arguments but 4 were given" in judged["reason"]
+    assert "called destination-passing: its 3 inputs, then 1 output tensor(s)" in judged["reason"]
+
+
+def test_an_exported_solution_passes_eval_there(tmp_path: Path) -> None:
+    """The round trip: a run on a dataset's definition exported as a Solution, judged again from that JSON."""
+    from tests.test_export import _events, _write_log
+
+    definition, _ = dataset(tmp_path / "trace")
+    problem = load_problem(definition)
+    run = tmp_path / "runs" / "r"
+    run.mkdir(parents=True)
+    (run / "best.py").write_text(GATHER_RETURNING)
+    _write_log(run / "events.jsonl", _events(problem.directory))
+    exported = export_run(run, "flashinfer", tmp_path / "solution.json")
+    document = json.loads(exported.read_text())
+    assert document["definition"] == "gather_rows_h64" and document["spec"]["destination_passing_style"] is False
+    judged = verdict(tmp_path, definition, exported)
+    assert judged["verdict"] == "pass", judged["reason"]
+
+
+def test_solutions_arcengine_cannot_judge_are_refused_with_the_reason(tmp_path: Path) -> None:
+    definition, _ = dataset(tmp_path / "trace")
+    problem = load_problem(definition)
+
+    def refusal(document: dict[str, Any]) -> str:
+        path = tmp_path / "refused.json"
+        path.write_text(json.dumps(document))
+        with pytest.raises(SolutionError) as refused, solution_candidate(problem, path):
+            pass
+        return str(refused.value)
+
+    document = json.loads(solution_json(tmp_path / "dps.json", GATHER_DPS).read_text())
+    cuda = {**document, "spec": {**document["spec"], "language": "cuda", "entry_point": "main.cu::gather"},
+            "sources": [{"path": "main.cu", "content": "int x;"}]}
+    assert "is cuda; arcengine judges Python and Triton Solutions" in refusal(cuda)
+    two = {**document, "sources": [*document["sources"], {"path": "helpers.py", "content": "X = 1\n"}]}
+    assert "other Python sources (helpers.py); arcengine's guard judges one module" in refusal(two)
+    assert "Entry source file 'kernel.py' not found in sources" in refusal(
+        {**document, "spec": {**document["spec"], "entry_point": "kernel.py::gather"}})
+    (tmp_path / "other.json").write_text(json.dumps({**document, "definition": "gemm_n128"}))
+    completed = arcengine("eval", str(definition), str(tmp_path / "other.json"), env_cache=tmp_path / "cache")
+    assert completed.returncode == 2 and "is for definition 'gemm_n128', not 'gather_rows_h64'" in completed.stderr
+    assert "Traceback" not in completed.stderr
 
 
 def test_eval_config_tolerances_are_flashinfer_bench_s(tmp_path: Path) -> None:

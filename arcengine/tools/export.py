@@ -291,7 +291,7 @@ def solution_document(source: str, facts: RunFacts, problem: Problem) -> dict[st
     problem declared destination passing. The kernel is the judged file unchanged, not wrapped in a shim that copies
     into given outputs: such a copy would be timed in FlashInfer-Bench and was never timed here."""
     triton = uses_triton(source)
-    definition = definition_name(problem)
+    definition = solution.definition_name(problem.directory, problem.name)
     return {
         "name": f"{definition}-arcengine-{facts.campaign_id}",
         "definition": definition,
@@ -306,17 +306,6 @@ def solution_document(source: str, facts: RunFacts, problem: Problem) -> dict[st
         "sources": [{"path": ENTRY_FILE, "content": source}],
         "description": f"arcengine best kernel for {facts.problem}: {_speedup_text(facts)}",
     }
-
-
-def definition_name(problem: Problem) -> str:
-    """The FlashInfer-Trace definition's own name for a problem imported from one (arcengine's problem name keeps
-    only letters, digits and underscores of it), else the problem's name."""
-    try:
-        definition = json.loads((problem.directory / "definition.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return problem.name
-    name = definition.get("name") if isinstance(definition, dict) else None
-    return name if isinstance(name, str) and name else problem.name
 
 
 def write_flashinfer(source: str, facts: RunFacts, target: Path) -> None:

@@ -116,6 +116,17 @@ def _line(item: object) -> str:
     return f"{where}: {str(item.get('msg', '')).removeprefix('Value error, ')}"
 
 
+def definition_name(problem_dir: Path, problem_name: str) -> str:
+    """The FlashInfer-Trace definition a problem was imported from, by its own name (arcengine's problem name keeps
+    only letters, digits and underscores of it), else the problem's name: the ``definition`` a Solution names."""
+    try:
+        definition = json.loads((problem_dir / "definition.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return problem_name
+    name = definition.get("name") if isinstance(definition, dict) else None
+    return name if isinstance(name, str) and name else problem_name
+
+
 def looks_like_solution(path: Path) -> bool:
     """A JSON file with a Solution's spec and sources (judged by ``load_solution``, which says what is wrong)."""
     if path.suffix != ".json" or not path.is_file():

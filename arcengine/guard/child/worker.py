@@ -272,7 +272,8 @@ class Worker:
         try:
             out = self._entry(command)(*inputs, *outputs)
         except BaseException as exc:
-            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}"}, []
+            called = self._called(len(inputs), len(outputs), exc)
+            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}{called}"}, []
         failure = self._synced()
         if failure is None and self.destinations:
             out, failure = destinations.written(out, outputs, layouts, bool(command["outputs"]["single"]))
@@ -358,6 +359,13 @@ class Worker:
             replies.append({"outputs": outputs, "single": not isinstance(call.out, tuple | list)})
             payload.extend(parts)
         return {"failure": None, "calls": replies}, payload
+
+    def _called(self, inputs: int, outputs: int, exc: BaseException) -> str:
+        """For a destination-passing module that could not take its arguments (value-returning code, most
+        likely): how it was called."""
+        if not self.destinations or not isinstance(exc, TypeError):
+            return ""
+        return f" (called destination-passing: its {inputs} inputs, then {outputs} output tensor(s))"
 
     def _destinations(self, command: Mapping[str, Any]) -> list[torch.Tensor]:
         """A call's fresh output tensors, for a destination-passing module (none otherwise)."""
