@@ -155,6 +155,8 @@ def test_a_destination_passing_problem_exports_its_kernel_as_one(run_dir: Path, 
     _write_log(run_dir / "events.jsonl", _events(problem))
     document = json.loads(export_run(run_dir, "flashinfer", None).read_text(encoding="utf-8"))
     assert document["spec"]["destination_passing_style"] is True and violations(document) == []
+    with pytest.raises(ExportError, match="destination-passing: its kernel writes into outputs it is given"):
+        export_run(run_dir, "kernelbench", None)
 
 
 def test_flashinfer_language_follows_a_triton_import(run_dir: Path) -> None:

@@ -260,8 +260,11 @@ def write_kernelbench(source: str, facts: RunFacts, target: Path) -> None:
         target.write_text(source, encoding="utf-8")
         return
     _require_run(source)
-    target.write_text(header(facts) + "\n" + source.rstrip("\n") + "\n" + _MODEL_NEW, encoding="utf-8")
     problem = load_run_problem(facts)
+    if problem.destination_passing:  # ModelNew.forward returns its outputs, and no shape is known to allocate them
+        raise ExportError(f"problem {problem.name!r} is destination-passing: its kernel writes into outputs it is "
+                          "given, which KernelBench's ModelNew does not pass (export it as python or flashinfer)")
+    target.write_text(header(facts) + "\n" + source.rstrip("\n") + "\n" + _MODEL_NEW, encoding="utf-8")
     companion_problem_path(target, problem.name).write_text(kernelbench_problem(problem, facts), encoding="utf-8")
 
 
