@@ -223,7 +223,8 @@ def _newest_run(parent: Path) -> Path:
 @json_option
 def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout: float, suspicious_speedup: float,
                  baseline: bool, child_memory: float | None, precision: str | None, json_output: bool) -> None:
-    """The guard's verdict on one candidate file against the reference."""
+    """The guard's verdict on one candidate file against the reference: a Python module, or a FlashInfer-Bench
+    Solution JSON (its entry source, called as its destination_passing_style says)."""
     from arcengine.progress import Progress
     from arcengine.tools.evaluate import eval_report, evaluate_file
 

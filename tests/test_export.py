@@ -22,7 +22,8 @@ from arcengine.domain.events import (
     Event,
     dump_event,
 )
-from arcengine.tools.export import ExportError, export_run, read_run_facts, validate_solution
+from arcengine.domain.formats.solution import Solution, violations
+from arcengine.tools.export import ExportError, export_run, read_run_facts
 
 CAMPAIGN_ID = "20250101-000000-test"
 DEVICE = {"name": "NVIDIA H200", "kind": "cuda"}
@@ -128,16 +129,34 @@ def test_flashinfer_export_is_a_valid_solution(run_dir: Path) -> None:
     path = export_run(run_dir, "flashinfer", None)
     assert path == run_dir / "export" / "scale-arcengine.json"
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert validate_solution(document) == []
+    assert violations(document) == []
     assert document["name"] == f"scale-arcengine-{CAMPAIGN_ID}"
     assert document["definition"] == "scale" and document["author"] == "arcengine"
     spec = document["spec"]
     assert spec["language"] == "python" and spec["dependencies"] == ["torch"]  # the fixture's seed is not Triton
     assert spec["target_hardware"] == ["NVIDIA H200"] and spec["entry_point"] == "main.py::run"
+    # Written out: the schema's default (true) would have FlashInfer-Bench call run(*inputs, *outputs).
+    assert spec["destination_passing_style"] is False
+    assert Solution.model_validate(document).spec.destination_passing_style is False
     entry = next(s for s in document["sources"] if s["path"] == "main.py")
     namespace: dict[str, Any] = {}
     exec(compile(entry["content"], "main.py", "exec"), namespace)
-    assert callable(namespace["run"])
+    x = torch.randn(7)
+    torch.testing.assert_close(namespace["run"](x), 2 * x + 1)  # value-returning, as declared
+
+
+def test_a_destination_passing_problem_exports_its_kernel_as_one(run_dir: Path, tmp_path: Path,
+                                                                 scale_problem: Path) -> None:
+    problem = tmp_path / "scale_dps"
+    shutil.copytree(scale_problem, problem)
+    (problem / "problem.toml").write_text("destination_passing = true\n" + (problem / "problem.toml").read_text())
+    (problem / "seed.py").write_text("def run(x, y):\n    y.copy_(2 * x + 1)\n")
+    shutil.copy(problem / "seed.py", run_dir / "best.py")
+    _write_log(run_dir / "events.jsonl", _events(problem))
+    document = json.loads(export_run(run_dir, "flashinfer", None).read_text(encoding="utf-8"))
+    assert document["spec"]["destination_passing_style"] is True and violations(document) == []
+    with pytest.raises(ExportError, match="destination-passing: its kernel writes into outputs it is given"):
+        export_run(run_dir, "kernelbench", None)
 
 
 def test_flashinfer_language_follows_a_triton_import(run_dir: Path) -> None:
@@ -157,12 +176,24 @@ def _valid_solution() -> dict[str, Any]:
     }
 
 
+def test_the_schema_calls_a_solution_destination_passing_unless_it_says_otherwise() -> None:
+    assert Solution.model_validate(_valid_solution()).spec.destination_passing_style is True
+    document = _valid_solution()
+    document["spec"] |= {"destination_passing_style": False, "binding": "tvm-ffi"}
+    document["unknown_key"] = 1  # ignored, as upstream
+    assert Solution.model_validate(document).spec.destination_passing_style is False
+
+
 def _break_author(d: dict[str, Any]) -> None:
     del d["author"]
 
 
 def _break_entry_separator(d: dict[str, Any]) -> None:
     d["spec"]["entry_point"] = "main.py:run"
+
+
+def _break_entry_twice(d: dict[str, Any]) -> None:
+    d["spec"]["entry_point"] = "main.py::run::x"
 
 
 def _break_entry_file(d: dict[str, Any]) -> None:
@@ -181,8 +212,20 @@ def _break_hardware(d: dict[str, Any]) -> None:
     d["spec"]["target_hardware"] = []
 
 
-def _break_python(d: dict[str, Any]) -> None:
-    d["sources"][0]["content"] = "def run(x:\n"
+def _break_binding(d: dict[str, Any]) -> None:
+    d["spec"]["binding"] = "pybind11"
+
+
+def _break_traversal(d: dict[str, Any]) -> None:
+    d["sources"].append({"path": "../escape.py", "content": "x = 1\n"})
+
+
+def _break_absolute(d: dict[str, Any]) -> None:
+    d["sources"].append({"path": "/tmp/abs.py", "content": "x = 1\n"})
+
+
+def _break_empty_content(d: dict[str, Any]) -> None:
+    d["sources"][0]["content"] = ""
 
 
 def _break_sources(d: dict[str, Any]) -> None:
@@ -191,20 +234,36 @@ def _break_sources(d: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize(("breaker", "words"), [
     (_break_author, "author"),
-    (_break_entry_separator, "entry_point"),
-    (_break_entry_file, "not among the sources"),
-    (_break_duplicate_paths, "duplicate"),
-    (_break_language, "language"),
-    (_break_hardware, "target_hardware"),
-    (_break_python, "not valid Python"),
+    (_break_entry_separator, "Invalid entry point format"),
+    (_break_entry_twice, "Invalid entry point format"),
+    (_break_entry_file, "not found in sources"),
+    (_break_duplicate_paths, "Duplicate source path"),
+    (_break_language, "spec.language"),
+    (_break_hardware, "spec.target_hardware"),
+    (_break_binding, "spec.binding"),
+    (_break_traversal, "parent directory traversal"),
+    (_break_absolute, "absolute path"),
+    (_break_empty_content, "sources.0.content"),
     (_break_sources, "sources"),
 ])
-def test_validate_solution_catches_broken_documents(breaker: Any, words: str) -> None:
-    assert validate_solution(_valid_solution()) == []
+def test_the_schema_refuses_what_flashinfer_bench_refuses(breaker: Any, words: str) -> None:
+    assert violations(_valid_solution()) == []
     document = copy.deepcopy(_valid_solution())
     breaker(document)
-    violations = validate_solution(document)
-    assert len(violations) == 1 and words in violations[0], violations
+    found = violations(document)
+    assert len(found) == 1 and words in found[0], found
+
+
+def test_flashinfer_bench_itself_agrees_where_it_is_installed(run_dir: Path) -> None:
+    """Not installed by the test extra (it pulls flashinfer-python and CUTLASS's DSL): run where it is."""
+    upstream = pytest.importorskip("flashinfer_bench.data")
+    document = json.loads(export_run(run_dir, "flashinfer", None).read_text(encoding="utf-8"))
+    assert upstream.Solution.model_validate(document).spec.destination_passing_style is False
+    for breaker in (_break_entry_separator, _break_entry_file, _break_duplicate_paths, _break_traversal):
+        broken = copy.deepcopy(_valid_solution())
+        breaker(broken)
+        with pytest.raises(ValueError):
+            upstream.Solution.model_validate(broken)
 
 
 def test_missing_run_folder(tmp_path: Path) -> None:

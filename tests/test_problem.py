@@ -167,6 +167,25 @@ def test_defaults_for_optional_keys(tmp_path: Path) -> None:
     assert problem.workloads[0].dtype == "float32"
 
 
+def test_destination_passing_is_declared_by_the_problem_and_reaches_the_child_and_the_agents(tmp_path: Path) -> None:
+    from arcengine.guard.decision import Thresholds
+    from arcengine.guard.service import GuardService
+    from arcengine.providers.prompt import contract
+    from arcengine.recording.bus import Bus
+
+    for root in "abc":
+        (tmp_path / root).mkdir()
+    assert load_problem(_write_problem(tmp_path / "a")).destination_passing is False
+    problem = load_problem(_write_problem(tmp_path / "b", 'destination_passing = true\n' + TOML))
+    assert problem.destination_passing is True
+    guard = GuardService(problem, Bus(None), Thresholds(0.0, 0.0), seeds=1, timeout_s=10.0)
+    assert guard.child_spec(problem.seed_path, None, 0).destination_passing is True
+    assert "run(*inputs, *outputs)" in contract("run", True) and "return None" in contract("run", True)
+    assert "run(*inputs, *outputs)" not in contract("run", False)
+    with pytest.raises(ProblemError, match="destination_passing must be true or false"):
+        load_problem(_write_problem(tmp_path / "c", 'destination_passing = "yes"\n' + TOML))
+
+
 @pytest.mark.parametrize("missing", ["problem.toml", "reference.py", "seed.py"])
 def test_missing_file(tmp_path: Path, missing: str) -> None:
     folder = _write_problem(tmp_path, skip=missing)

@@ -60,6 +60,9 @@ class Problem:
     deterministic: bool = True  # candidates must give the same bits twice on the same inputs
     cpu_unsupported: str | None = None  # why the problem cannot run on a CPU (None: it can, on cpu_workloads)
     entry: str = "run"  # what a candidate module defines: run(*inputs), or ModelNew for KernelBench problems
+    # Candidates are called as run(*inputs, *outputs) and write into outputs the guard allocates (FlashInfer-Bench's
+    # destination-passing style); False: run(*inputs) returns them. The reference always returns its outputs.
+    destination_passing: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     # What a user would otherwise run (see arcengine.guard.child.baselines), on a GPU and on the CPU; () on a device:
     # none declared, and the reference stands in for it.
@@ -301,6 +304,11 @@ def load_problem(spec: str | Path, precision: str | None = None) -> Problem:
         if key in data and not isinstance(data[key], str):
             raise ProblemError(f"{toml_path}: {key} must be a string, not {type(data[key]).__name__} "
                                f"({data[key]!r}); put it in quotes")
+    if not isinstance(data.get("destination_passing", False), bool):
+        raise ProblemError(f"{toml_path}: destination_passing must be true or false, not "
+                           f"{data['destination_passing']!r}")
+    if data.get("destination_passing") and data.get("entry", "run") != "run":
+        raise ProblemError(f"{toml_path}: destination_passing applies to run(), not to entry {data['entry']!r}")
     seed_files = _seed_files(data.get("seeds"), directory, toml_path, str(data.get("name", directory.name)))
     cpu_seed_files = _cpu_seed_files(data.get("cpu_seeds"), seed_files, toml_path)
     try:
@@ -323,6 +331,7 @@ def load_problem(spec: str | Path, precision: str | None = None) -> Problem:
             deterministic=bool(data.get("deterministic", True)),
             cpu_unsupported=str(data["cpu_unsupported"]) if data.get("cpu_unsupported") else None,
             entry=str(data.get("entry", "run")),
+            destination_passing=bool(data.get("destination_passing", False)),
             **_baseline_routes(data.get("baseline", {}), directory, toml_path),
             seed_files=seed_files,
             cpu_seed_files=cpu_seed_files,

@@ -199,6 +199,7 @@ class Campaign:
             feedback=state.last_feedback,
             device=self.guard.device,
             entry=problem.entry,
+            destination_passing=problem.destination_passing,
         )
 
     async def publish(self, events: list[Event]) -> None:

@@ -65,6 +65,7 @@ class ChildSpec(_Contract):
     rng_seed: int
     input_salt: int | None = None  # pins the inputs (tests, reproductions); otherwise drawn fresh per child
     baseline: BaselineSpec | None = None  # the routes this child checks and times beside the reference
+    destination_passing: bool = False  # candidate and incumbent write into outputs passed after their inputs
 
     def document(self) -> dict[str, Any]:
         """The JSON object a launcher writes for the child."""

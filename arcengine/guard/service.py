@@ -267,6 +267,7 @@ class GuardService:
             deterministic=self.problem.deterministic,
             timing=TIMING[self.device],
             rng_seed=self.rng_seed + order,
+            destination_passing=self.problem.destination_passing,
             baseline=BaselineSpec(routes=tuple(routes), module=str(library) if library else None)
             if baseline and routes else None,
         )

@@ -60,6 +60,7 @@ class AgentContext:
     feedback: str | None
     device: str
     entry: str = "run"  # what a candidate module defines: run, or ModelNew for KernelBench problems
+    destination_passing: bool = False  # run(*inputs, *outputs) writes into the outputs the guard passes
 
 
 @dataclass(frozen=True)

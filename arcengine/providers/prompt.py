@@ -31,6 +31,11 @@ ENTRY_RULES = {
                 "returns what it returns (same shape, dtype and device), correct on every shape, not only the ones "
                 "listed. KernelBench's usual route is custom CUDA compiled with load_inline.",
 }
+# A problem that declares destination passing (FlashInfer-Bench's convention) is called the other way round.
+DESTINATION_RULE = ("The file replaces the working kernel entirely: it must define `run(*inputs, *outputs)` taking the "
+                    "reference's inputs and then one preallocated tensor per output (the reference's shapes and "
+                    "dtypes, contiguous, filled with garbage), write every element of each output in place, and "
+                    "return None; correct on every shape, not only the ones listed.")
 ROUTES = """\
 Routes: PyTorch and Triton (torch.compile too); C++/CUDA through torch.utils.cpp_extension.load_inline, built at
 import before your turn on the GPU, cached by its sources and flags, at most 100 s (a build that fails comes back as
@@ -45,9 +50,11 @@ the reference. Work on other streams is allowed and timed: every stream counts. 
 module constants listed in `TUNABLES = {"NAME": [values...]}`. Send one python block and nothing after it."""
 
 
-def contract(entry: str = "run") -> str:
-    """The reply's form and the rules a candidate file must follow, for a problem whose modules define ``entry``."""
-    return f"{REPLY_FORM}\n{ENTRY_RULES.get(entry, ENTRY_RULES['run'])}\n{ROUTES}"
+def contract(entry: str = "run", destination_passing: bool = False) -> str:
+    """The reply's form and the rules a candidate file must follow, for a problem whose modules define ``entry``
+    (and, with ``destination_passing``, write into the outputs they are passed)."""
+    rule = DESTINATION_RULE if destination_passing else ENTRY_RULES.get(entry, ENTRY_RULES["run"])
+    return f"{REPLY_FORM}\n{rule}\n{ROUTES}"
 
 
 @dataclass(frozen=True)
@@ -68,7 +75,7 @@ implementation of one operation. Every candidate you send is checked and timed b
 process, many seeds and input distributions, hidden shapes, interleaved timing against your incumbent); only
 its decision counts. Your strategy is "{context.strategy.name}": {context.strategy.description}
 
-{contract(context.entry)}
+{contract(context.entry, context.destination_passing)}
 
 # Problem: {context.problem_name} ({context.kernel_type}) on {context.device}
 {context.problem_description}

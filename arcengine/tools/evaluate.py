@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import dataclasses
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -10,6 +13,7 @@ import anyio
 from pydantic import BaseModel
 
 from arcengine.domain.events import CandidateDecided, WorkloadResult
+from arcengine.domain.formats import solution
 from arcengine.domain.problem import Problem
 from arcengine.guard.baseline_times import BaselineMode
 from arcengine.guard.child.baselines import REFERENCE_ROUTE
@@ -26,11 +30,34 @@ async def evaluate_file(problem: Problem, candidate: Path, device: str, seeds: i
                         baseline: BaselineMode = "every",
                         on_step: Callable[[str], None] | None = None) -> tuple[CandidateDecided, str]:
     """The guard's decision on one file against the reference (and the baseline, timed in the same rounds), and
-    the device kind it ran on."""
-    decided, used = await evaluate_files(problem, [candidate], device, seeds=seeds, timeout_s=timeout_s,
-                                         memory_limit_gib=memory_limit_gib, suspicious_speedup=suspicious_speedup,
-                                         baseline=baseline, on_step=on_step)
+    the device kind it ran on. A FlashInfer-Bench Solution (JSON) is judged by its entry source, called as it
+    declares (see ``solution_candidate``)."""
+    with solution_candidate(problem, candidate) as (problem, candidate):
+        decided, used = await evaluate_files(problem, [candidate], device, seeds=seeds, timeout_s=timeout_s,
+                                             memory_limit_gib=memory_limit_gib, suspicious_speedup=suspicious_speedup,
+                                             baseline=baseline, on_step=on_step)
     return decided[0], used
+
+
+@contextlib.contextmanager
+def solution_candidate(problem: Problem, candidate: Path) -> Iterator[tuple[Problem, Path]]:
+    """The problem and the file to judge for ``candidate``: a Solution's sources written to a temporary folder, its
+    entry file judged, and the problem calling it as its spec says (``destination_passing_style``, true unless the
+    Solution says false); any other file as it is."""
+    if not solution.looks_like_solution(candidate):
+        yield problem, candidate
+        return
+    found = solution.load_solution(candidate)
+    if problem.entry != "run":
+        raise solution.SolutionError(f"{candidate}: a Solution's entry point stands for run(); problem "
+                                     f"{problem.name!r} asks for {problem.entry}")
+    wanted = solution.definition_name(problem.directory, problem.name)
+    if found.definition not in (wanted, problem.name):
+        raise solution.SolutionError(f"{candidate}: solution {found.name!r} is for definition {found.definition!r}, "
+                                     f"not {wanted!r}")
+    with tempfile.TemporaryDirectory(prefix="arcengine-solution-") as folder:
+        entry = solution.write_candidate(found, Path(folder))
+        yield dataclasses.replace(problem, destination_passing=found.spec.destination_passing_style), entry
 
 
 async def evaluate_files(problem: Problem, candidates: list[Path] | Callable[[str], list[Path]], device: str,

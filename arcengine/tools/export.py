@@ -14,12 +14,12 @@ from typing import Any
 
 from arcengine.domain.errors import UserError
 from arcengine.domain.events import CampaignStarted, CandidateDecided, Event
+from arcengine.domain.formats import solution
 from arcengine.domain.problem import Problem, ProblemError, load_problem
 from arcengine.domain.run import RunState
 from arcengine.recording.eventlog import EventLogError, read_events
 
 FORMATS = ("python", "kernelbench", "flashinfer")
-SOLUTION_LANGUAGES = ("python", "triton", "cuda")  # flashinfer_bench.data.solution.SupportedLanguages
 ENTRY_FILE = "main.py"
 
 
@@ -260,8 +260,11 @@ def write_kernelbench(source: str, facts: RunFacts, target: Path) -> None:
         target.write_text(source, encoding="utf-8")
         return
     _require_run(source)
-    target.write_text(header(facts) + "\n" + source.rstrip("\n") + "\n" + _MODEL_NEW, encoding="utf-8")
     problem = load_run_problem(facts)
+    if problem.destination_passing:  # ModelNew.forward returns its outputs, and no shape is known to allocate them
+        raise ExportError(f"problem {problem.name!r} is destination-passing: its kernel writes into outputs it is "
+                          "given, which KernelBench's ModelNew does not pass (export it as python or flashinfer)")
+    target.write_text(header(facts) + "\n" + source.rstrip("\n") + "\n" + _MODEL_NEW, encoding="utf-8")
     companion_problem_path(target, problem.name).write_text(kernelbench_problem(problem, facts), encoding="utf-8")
 
 
@@ -285,18 +288,23 @@ def _first_visible_axes(problem: Problem) -> dict[str, int]:
 # ---------------------------------------------------------------- flashinfer
 
 
-def solution_document(source: str, facts: RunFacts) -> dict[str, Any]:
-    """A FlashInfer-Bench Solution (flashinfer_bench/data/solution.py) holding the kernel as main.py."""
+def solution_document(source: str, facts: RunFacts, problem: Problem) -> dict[str, Any]:
+    """A FlashInfer-Bench Solution holding the kernel as main.py, called as it was judged: ``run(*inputs)`` returning
+    its outputs, said explicitly (``destination_passing_style`` false: the schema's default is true), unless the
+    problem declared destination passing. The kernel is the judged file unchanged, not wrapped in a shim that copies
+    into given outputs: such a copy would be timed in FlashInfer-Bench and was never timed here."""
     triton = uses_triton(source)
+    definition = solution.definition_name(problem.directory, problem.name)
     return {
-        "name": f"{facts.problem}-arcengine-{facts.campaign_id}",
-        "definition": facts.problem,
+        "name": f"{definition}-arcengine-{facts.campaign_id}",
+        "definition": definition,
         "author": "arcengine",
         "spec": {
             "language": "triton" if triton else "python",
             "target_hardware": [facts.device],
             "entry_point": f"{ENTRY_FILE}::run",
             "dependencies": ["torch", "triton"] if triton else ["torch"],
+            "destination_passing_style": problem.destination_passing,
         },
         "sources": [{"path": ENTRY_FILE, "content": source}],
         "description": f"arcengine best kernel for {facts.problem}: {_speedup_text(facts)}",
@@ -304,96 +312,13 @@ def solution_document(source: str, facts: RunFacts) -> dict[str, Any]:
 
 
 def write_flashinfer(source: str, facts: RunFacts, target: Path) -> None:
-    """The Solution JSON, after checking it against the schema's rules."""
+    """The Solution JSON, after checking it against FlashInfer-Bench's schema (arcengine.domain.formats.solution)."""
     _require_run(source)
-    document = solution_document(source, facts)
-    violations = validate_solution(document)
+    document = solution_document(source, facts, load_run_problem(facts))
+    violations = solution.violations(document)
     if violations:
         raise ExportError(f"the FlashInfer-Bench solution is invalid: {'; '.join(violations)}")
     target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-
-
-def validate_solution(document: dict[str, Any]) -> list[str]:
-    """The violations of FlashInfer-Bench's Solution rules in ``document`` (empty when it is valid)."""
-    violations = [f"{key} must be a non-empty string" for key in ("name", "definition", "author")
-                  if not _nonempty_str(document.get(key))]
-    spec = document.get("spec")
-    if isinstance(spec, dict):
-        violations += _spec_violations(spec)
-    else:
-        violations.append("spec must be an object")
-    sources = document.get("sources")
-    if isinstance(sources, list) and sources:
-        violations += _sources_violations(sources, _entry_file(spec))
-    else:
-        violations.append("sources must be a non-empty list")
-    return violations
-
-
-def _nonempty_str(value: object) -> bool:
-    return isinstance(value, str) and bool(value)
-
-
-def _entry_file(spec: object) -> str | None:
-    entry = spec.get("entry_point") if isinstance(spec, dict) else None
-    return entry.split("::", 1)[0] if isinstance(entry, str) and "::" in entry else None
-
-
-def _spec_violations(spec: dict[str, Any]) -> list[str]:
-    violations = []
-    if spec.get("language") not in SOLUTION_LANGUAGES:
-        violations.append(f"spec.language must be one of {', '.join(SOLUTION_LANGUAGES)}")
-    hardware = spec.get("target_hardware")
-    if not isinstance(hardware, list) or not hardware or not all(_nonempty_str(h) for h in hardware):
-        violations.append("spec.target_hardware must be a non-empty list of non-empty strings")
-    violations += _entry_point_violations(spec.get("entry_point"))
-    dependencies = spec.get("dependencies")
-    if dependencies is not None and (
-        not isinstance(dependencies, list) or not all(_nonempty_str(d) for d in dependencies)
-    ):
-        violations.append("spec.dependencies must be a list of non-empty strings")
-    return violations
-
-
-def _entry_point_violations(entry: object) -> list[str]:
-    if not _nonempty_str(entry):
-        return ["spec.entry_point must be a non-empty string"]
-    assert isinstance(entry, str)
-    if "::" not in entry:
-        return ["spec.entry_point must be '<relative_file.py>::<function_name>'"]
-    if not entry.split("::", 1)[0].endswith(".py"):
-        return ["spec.entry_point's file must be a .py file"]
-    return []
-
-
-def _sources_violations(sources: list[Any], entry_file: str | None) -> list[str]:
-    violations: list[str] = []
-    seen: set[str] = set()
-    for index, item in enumerate(sources):
-        path = item.get("path") if isinstance(item, dict) else None
-        content = item.get("content") if isinstance(item, dict) else None
-        if not _nonempty_str(path):
-            violations.append(f"sources[{index}].path must be a non-empty string")
-            continue
-        assert isinstance(path, str)
-        if path in seen:
-            violations.append(f"duplicate source path {path!r}")
-        seen.add(path)
-        violations += _content_violations(path, content)
-    if entry_file is not None and entry_file not in seen:
-        violations.append(f"entry source file {entry_file!r} is not among the sources")
-    return violations
-
-
-def _content_violations(path: str, content: object) -> list[str]:
-    if not isinstance(content, str):
-        return [f"source {path!r}: content must be a string"]
-    if path.endswith(".py"):
-        try:
-            ast.parse(content)
-        except SyntaxError as error:
-            return [f"source {path!r} is not valid Python: {error.msg} (line {error.lineno})"]
-    return []
 
 
 _WRITERS: dict[str, Callable[[str, RunFacts, Path], None]] = {

@@ -49,7 +49,8 @@ def test_the_child_parses_what_the_engine_builds(tmp_path: Path) -> None:
                      tolerance=ToleranceSpec(atol=0.1, rtol=0.2, matched_ratio=0.99), seeds=(0, 4),
                      distributions=("normal", "uniform"), deterministic=False,
                      timing=TimingSpec(**FAST_TIMING, block=2), rng_seed=11, input_salt=5,
-                     baseline=BaselineSpec(routes=("compile", "addmm"), module="baseline.py"))
+                     baseline=BaselineSpec(routes=("compile", "addmm"), module="baseline.py"),
+                     destination_passing=True)
     parsed = parse_spec({**spec.document(), "result": str(tmp_path / "result.json")})
     for name in ChildSpec.model_fields:
         ours, theirs = getattr(spec, name), getattr(parsed, name)

@@ -3,8 +3,10 @@
 
 - KernelBench: a problem file with ``Model``, ``get_inputs`` and ``get_init_inputs``; candidates define
   ``ModelNew`` (built with the same weight seed as ``Model``, as KernelBench does).
-- FlashInfer-Trace (and SOL-ExecBench folders that follow it): ``definition.json`` with its ``reference`` and a
-  ``workload.jsonl``; candidates define ``run`` taking the definition's inputs in order.
+- FlashInfer-Trace: a definition (``definitions/<op_type>/<name>.json`` in a FlashInfer-Bench dataset, or a
+  ``definition.json`` with ``workload.jsonl`` beside it, as SOL-ExecBench lays it out) and its workloads; candidates
+  define ``run`` taking the definition's inputs in order (or, as a destination-passing Solution, its inputs and
+  then its outputs).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +72,21 @@ def toml_value(value: object) -> str:
     return tomli_w.dumps({"v": _writable(value)}).removeprefix("v = ").rstrip("\n")
 
 
-def write_folder(folder: Path, files: dict[str, str]) -> Path:
-    """Write the generated problem once; a finished folder (problem.toml written last) is reused as it is."""
+def write_folder(folder: Path, files: Mapping[str, str | bytes]) -> Path:
+    """Write the generated problem once (text files, and binary ones such as safetensors inputs, by relative path);
+    a finished folder (problem.toml written last) is reused as it is."""
     if (folder / "problem.toml").is_file():
         with contextlib.suppress(OSError):
             os.utime(folder)  # the folder's time is its last use: `arcengine clean --older-than` goes by it
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    for name, text in sorted(files.items(), key=lambda item: item[0] == "problem.toml"):
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, folder / name)
+    for name, content in sorted(files.items(), key=lambda item: item[0] == "problem.toml"):
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        if isinstance(content, bytes):
+            tmp.write_bytes(content)
+        else:
+            tmp.write_text(content, encoding="utf-8")
+        os.replace(tmp, target)
     return folder

@@ -175,9 +175,24 @@ def _metadata_failure(out: object, ref: torch.Tensor, label: str) -> str | None:
     return None
 
 
+# The 16 values of a 4-bit e2m1 float by their code (sign, two exponent bits, one mantissa bit); torch has no cast
+# for torch.float4_e2m1fn_x2 (two per byte), so its tensors are compared as these values.
+FP4_E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+FP4_X2 = getattr(torch, "float4_e2m1fn_x2", None)
+
+
+def unpack_fp4(t: torch.Tensor) -> torch.Tensor:
+    """A float4_e2m1fn_x2 tensor as float32, each byte's two values (low nibble first) along a new last axis."""
+    codes = t.detach().contiguous().view(torch.uint8)
+    table = torch.tensor(FP4_E2M1_VALUES, dtype=torch.float32, device=t.device)
+    return torch.stack((table[(codes & 0xF).long()], table[(codes >> 4).long()]), dim=-1)
+
+
 def _as_float(t: torch.Tensor) -> torch.Tensor:
     """float32 for floating and complex tensors (as the brief says); float64 keeps integers exact."""
     t = t.detach()
+    if FP4_X2 is not None and t.dtype == FP4_X2:
+        return unpack_fp4(t)
     if t.is_complex():
         return torch.view_as_real(t.resolve_conj()).to(torch.float32)
     if t.is_floating_point():
@@ -256,7 +271,10 @@ def sample_output(value: object, seed: int, count: int = AUDIT_ELEMENTS) -> obje
     flat = value.detach().reshape(-1)
     if flat.numel() > count:
         positions = torch.randint(flat.numel(), (count,), generator=torch.Generator().manual_seed(seed))
-        flat = flat[positions.to(flat.device)]
+        if FP4_X2 is not None and flat.dtype == FP4_X2:  # not indexable: its bytes are
+            flat = flat.view(torch.uint8)[positions.to(flat.device)].view(FP4_X2)
+        else:
+            flat = flat[positions.to(flat.device)]
     return Sample(flat.contiguous(), tuple(value.shape))
 
 

@@ -38,6 +38,7 @@ from arcengine.guard.child import (
     baselines,
     ceilings,
     correctness,
+    destinations,
     device_memory,
     distributions,
     precompile,
@@ -114,6 +115,9 @@ class Spec:
     gate: str | None = None  # with one: prepare, then use the device only once the engine opens it
     input_salt: int | None = None  # pins the inputs (tests, reproductions); otherwise drawn fresh per child
     baseline: Baseline | None = None  # routes to check and time beside the reference (None: not this child)
+    # The candidate and the incumbent are called as run(*inputs, *outputs) and write into the outputs (see
+    # arcengine.guard.child.destinations); the reference and the baseline return theirs.
+    destination_passing: bool = False
 
 
 def parse_spec(raw: Mapping[str, object]) -> Spec:
@@ -157,6 +161,7 @@ def _parse(raw: Mapping[str, object]) -> Spec:
         gate=str(raw["gate"]) if raw.get("gate") else None,
         input_salt=int(raw["input_salt"]) if raw.get("input_salt") is not None else None,  # type: ignore[call-overload]
         baseline=_baseline(raw.get("baseline")),
+        destination_passing=bool(raw.get("destination_passing", False)),
     )
 
 
@@ -264,6 +269,8 @@ class Evaluation:
         self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
         self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
         self.output_sizes: dict[int, list[int]] = {}  # per workload, the reference's outputs' bytes (first case)
+        # Per workload, the outputs a destination-passing candidate is given to write into (from the same case).
+        self.destinations: dict[int, dict[str, Any]] = {}
         salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
         self.input_salt = salt  # fresh in every child unless pinned: no answer can be cached across children
         self.samples = random.Random(f"{spec.rng_seed}:{salt}:sample")  # positions of the sampled comparisons
@@ -352,7 +359,7 @@ class Evaluation:
         # every worker (arcengine.guard.child.confine).
         protect = sorted({os.getpid(), os.getppid(), *(remote.pid for remote in self.workers.values())})
         common = {"device": self.spec.device, "reference": self.spec.reference, "precompile": bool(self.spec.gate),
-                  "seed": self.input_salt, "protect": protect,
+                  "seed": self.input_salt, "protect": protect, "destination_passing": self.spec.destination_passing,
                   "workloads": [{"index": w.index, "axes": w.axes} for w in self.spec.workloads]}
         for role, remote in self.workers.items():  # all start before any is waited for
             # The reference and the baseline are code the problem ships: nothing of them to compile ahead.
@@ -407,6 +414,9 @@ class Evaluation:
             raise HarnessError(f"reference failed on {workload.label} seed {seed}: {describe_exception(exc)}") from exc
         if not correctness.output_tensors(out):
             raise HarnessError(f"reference returned no tensor on {workload.label}")
+        described = destinations.describe(out)
+        if self.spec.destination_passing and isinstance(described, str):
+            raise HarnessError(f"destination passing declared, but {described} ({workload.label})")
 
     # ------------------------------------------------------------ correctness
 
@@ -442,7 +452,7 @@ class Evaluation:
         begun = sizes is not None and not twice
         if begun:
             assert sizes is not None
-            command |= {"poison": sizes, "hold": sum(sizes) > FULL_COMPARE_BYTES}
+            command |= {"poison": sizes, "hold": sum(sizes) > FULL_COMPARE_BYTES, **self._outputs(workload)}
             try:
                 self.candidate.begin_call(command)
             except WorkerLost as lost:
@@ -455,7 +465,11 @@ class Evaluation:
         if not begun:
             sizes = self.output_sizes[workload.index] = [
                 t.numel() * t.element_size() for t in correctness.output_tensors(expected)]
-            command |= {"poison": sizes, "hold": not twice and sum(sizes) > FULL_COMPARE_BYTES}
+            described = destinations.describe(expected)
+            if isinstance(described, dict):
+                self.destinations[workload.index] = described
+            command |= {"poison": sizes, "hold": not twice and sum(sizes) > FULL_COMPARE_BYTES,
+                        **self._outputs(workload)}
         self._check_baseline(workload, {**command, "seal": False, "poison": [], "hold": False}, expected, record)
         sampled = bool(command["hold"])
         reply, sample = self._call_candidate(workload, command, expected, begun), 0
@@ -625,7 +639,7 @@ class Evaluation:
         whose times are not kept: its inputs are still checked); CallError if another role fails."""
         candidate = role == "candidate"
         command = {"workload": workload.index, "seeds": seeds, "hold": candidate and not warm, "warm": warm,
-                   "check_inputs": candidate, "route": baselines.route_of(role)}
+                   "check_inputs": candidate, "route": baselines.route_of(role), **self._outputs(workload)}
         remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
             timed = remote.time(command, self._limit(workload, len(seeds), first))
@@ -685,6 +699,15 @@ class Evaluation:
             record.baseline_paired_ratios = measured.paired_ratios(role, "candidate")
 
     # ------------------------------------------------------------ helpers
+
+    def _outputs(self, workload: Workload) -> dict[str, Any]:
+        """What a destination-passing candidate's call needs: the outputs' shapes and dtypes, as the reference
+        made them on this workload's first case (nothing for a candidate that returns its outputs)."""
+        if not self.spec.destination_passing:
+            return {}
+        if workload.index not in self.destinations:
+            raise HarnessError(f"the reference's outputs on {workload.label} cannot be passed as destinations")
+        return {"outputs": self.destinations[workload.index]}
 
     def _seed(self, case_seed: int) -> int:
         """The seed a correctness case draws its inputs from: the spec's case, salted fresh for this child."""
@@ -783,7 +806,9 @@ class _Blocks:
             if self.size > 1:  # a held block keeps every call's inputs, their snapshot and its outputs alive
                 inputs = self.judge._make_inputs(self.workload, self.base)
                 outputs = self.judge._reference_run(inputs)
-                weight = 2 * correctness.tensor_bytes(inputs) + correctness.tensor_bytes(
+                # Destination-passing calls hold their given outputs beside the copies of what they wrote.
+                copies = 2 if self.judge.spec.destination_passing else 1
+                weight = 2 * correctness.tensor_bytes(inputs) + copies * correctness.tensor_bytes(
                     correctness.output_tensors(outputs))
                 self.size = max(1, min(self.size, BLOCK_BYTES // max(weight, 1)))
         return self.size

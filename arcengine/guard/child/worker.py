@@ -41,6 +41,7 @@ from arcengine.guard.child import (
     channel,
     confine,
     correctness,
+    destinations,
     distributions,
     native_build,
     precompile,
@@ -130,6 +131,9 @@ class Worker:
         self.device = torch.device("cpu")
         self.reference: ModuleType | None = None
         self.run: Callable[..., object] | None = None
+        # Destination-passing style (the problem or the Solution declares it; candidate roles only): run is called
+        # as run(*inputs, *outputs) on outputs this worker allocates per call, and returns None.
+        self.destinations = False
         self.routes: baselines.Routes | None = None  # the baseline's worker: its routes, run in place of `run`
         self.route_names: list[str] = []
         self.source = ""
@@ -185,6 +189,7 @@ class Worker:
         self.source = str(command.get("module") or "")
         self.route_names = [str(name) for name in command.get("routes") or []]
         self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
+        self.destinations = bool(command.get("destination_passing")) and self.role in CANDIDATE_ROLES
         if self.role in CANDIDATE_ROLES:  # untrusted code may touch no process that judges it, from here on
             confine.shield(set(command.get("protect") or ()) - {os.getpid()})
         if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
@@ -245,7 +250,9 @@ class Worker:
         run = entry_point(load_module(self.source, ROLE_MODULES[self.role]), reference, meta, self.role)
         steps["import"] = perf_counter() - started - steps["device"]
         seed = int(command.get("seed", 0))
-        for axes in self.workloads.values():
+        # Destination-passing modules need outputs whose shapes the judge learns only from the reference: they
+        # compile at their first call instead (counted as compilation, as any JIT the fork could not reach).
+        for axes in [] if self.destinations else self.workloads.values():
             inputs = make_inputs(reference, axes, seed, "normal", meta)
             with precompile.compile_only(steps), contextlib.suppress(Exception):  # stopped where values were needed
                 run(*inputs)
@@ -269,15 +276,20 @@ class Worker:
         axes = self.workloads[int(command["workload"])]
         inputs = make_inputs(self.reference, axes, int(command["seed"]), str(command["distribution"]), self.device)
         pristine = correctness.snapshot_inputs(inputs)
+        outputs = self._destinations(command)
+        layouts = [destinations.layout(t) for t in outputs]
         poison = command.get("poison")
         if poison:
             correctness.poison_blocks([int(n) for n in poison], self.device)
         started = perf_counter()
         try:
-            out = self._entry(command)(*inputs)
+            out = self._entry(command)(*inputs, *outputs)
         except BaseException as exc:
-            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}"}, []
+            called = self._called(len(inputs), len(outputs), exc)
+            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}{called}"}, []
         failure = self._synced()
+        if failure is None and self.destinations:
+            out, failure = destinations.written(out, outputs, layouts, bool(command["outputs"]["single"]))
         if failure is not None:
             return {"failure": failure}, []
         held = _Held(out, inputs, pristine, perf_counter() - started)
@@ -300,21 +312,30 @@ class Worker:
         calls = [make_inputs(self.reference, axes, int(seed), "normal", self.device) for seed in command["seeds"]]
         # The snapshot costs a copy of every input: the judge asks for it where it matters, the candidate's calls.
         pristine = [correctness.snapshot_inputs(inputs) if command.get("check_inputs") else None for inputs in calls]
+        # Each call's own outputs, allocated before the block: never timed, never shared between calls.
+        outputs = [self._destinations(command) for _ in calls]
+        layouts = [[destinations.layout(t) for t in made] for made in outputs]
         if self.timer is None:
             self.timer = timing.make_timer(self.device)
         conduct: list[str | None] = []
 
         def kept(i: int, out: object) -> object:
             """Right after call i, untimed: its inputs checked, and a copy of what it returned (a later call
-            may reuse the buffers: CUDA graphs, static outputs)."""
-            conduct.append(correctness.verify_inputs(calls[i], pristine[i]) if pristine[i] is not None else None)
+            may reuse the buffers: CUDA graphs, static outputs) or, passed its outputs, of what it wrote."""
+            wrong = correctness.verify_inputs(calls[i], pristine[i]) if pristine[i] is not None else None
+            if self.destinations:
+                out, unwritten = destinations.written(out, outputs[i], layouts[i], bool(command["outputs"]["single"]))
+                wrong = wrong or unwritten
+            conduct.append(wrong)
             return _copied(out)
+
+        arguments = [(*inputs, *made) for inputs, made in zip(calls, outputs, strict=True)]
 
         started = perf_counter()
         gc.disable()  # a collection inside a timed call would be charged to the call
         block = self.timer.warm_block if command.get("warm") else self.timer.time_block
         try:
-            timed = block(self._entry(command), calls, kept)
+            timed = block(self._entry(command), arguments, kept)
         except BaseException as exc:
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": []}, []
         finally:
@@ -351,6 +372,17 @@ class Worker:
             replies.append({"outputs": outputs, "single": not isinstance(call.out, tuple | list)})
             payload.extend(parts)
         return {"failure": None, "calls": replies}, payload
+
+    def _called(self, inputs: int, outputs: int, exc: BaseException) -> str:
+        """For a destination-passing module that could not take its arguments (value-returning code, most
+        likely): how it was called."""
+        if not self.destinations or not isinstance(exc, TypeError):
+            return ""
+        return f" (called destination-passing: its {inputs} inputs, then {outputs} output tensor(s))"
+
+    def _destinations(self, command: Mapping[str, Any]) -> list[torch.Tensor]:
+        """A call's fresh output tensors, for a destination-passing module (none otherwise)."""
+        return destinations.allocate(command["outputs"], self.device) if self.destinations else []
 
     def _synced(self) -> str | None:
         """Wait for the device; asynchronous CUDA errors (illegal address, device assert) surface here."""
@@ -405,7 +437,8 @@ def _seal(reference: ModuleType) -> correctness.HarnessSeal:
     """The seal over everything this worker's harness reads: its own modules and torch (the default), what it
     speaks to the judge with (json, struct, the socket class), the reference's input maker and, on a GPU, CUPTI's
     functions that its timer calls."""
-    harness = [correctness, timing, channel, distributions, process, sys.modules[__name__], json, struct]
+    harness = [correctness, destinations, timing, channel, distributions, process, sys.modules[__name__], json,
+               struct]
     cupti = sys.modules.get("cupti.cupti")
     seal = correctness.default_seal([*harness, *([cupti] if cupti is not None else [])])
     seal.watch_class(socket.socket)
