@@ -2,6 +2,7 @@
 # Both create .venv on first use; set-up re-runs only when pyproject.toml changes.
 PYTHON ?= python3
 VENV ?= .venv
+TORCH_INDEX ?=
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
@@ -11,8 +12,9 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	# torch first, pinned: a bare `torch` requirement would pull a multi-GB CUDA build on CPU machines.
-	$(BIN)/pip install -q torch==2.13.0
+	# torch first, pinned: a bare `torch` requirement would pull a multi-GB CUDA build on CPU machines. From the
+	# public index torch==2.13.0 is that CUDA build too: TORCH_INDEX=https://download.pytorch.org/whl/cpu gets the CPU one.
+	$(BIN)/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e '.[test]'
 	touch $(STAMP)
 

@@ -28,6 +28,7 @@ class HeadlessDisplay:
         self.state = RunState()  # the run's fold: counts, spending and the best, by the engine's own rules
         self.quiet = False
         self.devices = 0  # profiled; with several GPUs each decision line says which one measured it
+        self.on_cpu = False  # interpreted Triton against native PyTorch: gains are shown over the seed
         self.started = time.monotonic()
         self._proposed: dict[str, CandidateProposed] = {}
 
@@ -69,6 +70,10 @@ class HeadlessDisplay:
                 self.devices += 1
                 self._print(f"device {event.device.get('name')}{gpu}: {event.bandwidth_bytes_per_s / 1e9:.0f} GB/s, "
                             f"{event.flops_per_s / 1e12:.1f} TFLOP/s measured")
+                if event.device.get("kind") == "cpu" and not self.on_cpu:
+                    self.on_cpu = True
+                    self._print("on the CPU, Triton kernels run in its interpreter against PyTorch's native ones, so "
+                                "their ratio to the reference is far below 1: the lines show the gain over the seed")
             case CandidateProposed():
                 self._proposed[event.candidate_id] = event
             case CandidateDecided():
@@ -83,7 +88,9 @@ class HeadlessDisplay:
     def _decided(self, event: CandidateDecided) -> None:
         proposed = self._proposed.pop(event.candidate_id, None)
         speed = f"{event.speedup:6.3f}x ref" if event.speedup else " " * 10
-        if self._baseline_shown(event):
+        if self.on_cpu and event.speedup and self.state.seed_speedup:
+            speed = f"{event.speedup / self.state.seed_speedup:6.3f}x seed"
+        elif self._baseline_shown(event):
             speed += f" {event.speedup_over_baseline:6.3f}x base"
         if proposed is None or proposed.position == 0:  # a seed: one of several is named by its file
             which = f" {proposed.seed_file}" if proposed and proposed.seed_file not in (None, DEFAULT_SEEDS[0]) else ""
@@ -106,7 +113,10 @@ class HeadlessDisplay:
 
     def _progress(self) -> None:
         state, spent = self.state, self.state.budget
-        best = f"best {state.best.speedup:.3f}x ({state.best.agent_id} {state.best.candidate_id})" if state.best \
+        gain, over = state.best.speedup if state.best else None, ""
+        if gain is not None and self.on_cpu and state.seed_speedup:
+            gain, over = gain / state.seed_speedup, " the seed"
+        best = f"best {gain:.3f}x{over} ({state.best.agent_id} {state.best.candidate_id})" if state.best \
             else "no best yet"
         tokens = f", {spent.tokens} tokens, ${spent.cost_usd:.2f}" if spent.tokens else ""
         elapsed = time.monotonic() - self.started

@@ -155,3 +155,19 @@ def test_problems_check_passes_on_the_cpu() -> None:
     result = arcengine("problems", "check", str(SCALE), "--device", "cpu")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ok on cpu" in result.stdout
+
+
+@pytest.mark.parametrize(("device", "leads"), [("cpu", "1.730x the seed (0.001x the reference"),
+                                               ("cuda", "6.560x the reference, 0.760x the baseline, 1.730x the seed")])
+def test_the_best_line_leads_with_the_gain_over_the_seed_on_the_cpu(device: str, leads: str) -> None:
+    # On the CPU interpreted Triton runs against native PyTorch: the demo's "0.001x the reference" says nothing.
+    from types import SimpleNamespace
+
+    from arcengine.cli import _best_line
+
+    speedup = 0.001 if device == "cpu" else 6.56
+    best = SimpleNamespace(candidate="c0012", agent="a2", speedup=speedup,
+                           speedup_over_baseline=None if device == "cpu" else 0.76)
+    line = _best_line(SimpleNamespace(best=best, device=device, best_over_seed=1.73))
+    assert line.startswith(f"best: c0012 by a2, {leads}")
+    assert ("figure to read" in line) == (device == "cpu")

@@ -21,6 +21,7 @@ from arcengine.domain.events import (
     CampaignStarted,
     CandidateDecided,
     CandidateProposed,
+    DeviceProfiled,
     Event,
     parse_event,
 )
@@ -260,6 +261,25 @@ async def test_the_lines_name_every_seed_but_seed_py() -> None:
     await display.on_event(_decided("c0000", "REVERT", None).model_copy(update={"seq": 4}))
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("[seed seed_split.py] KEEP ") and lines[1].startswith("[seed] REVERT ")
+
+
+async def test_on_the_cpu_the_lines_show_the_gain_over_the_seed_and_say_why_once() -> None:
+    # Interpreted Triton against native PyTorch: "0.000x ref" on every line says nothing about the search.
+    stream = io.StringIO()
+    display = HeadlessDisplay(stream)
+    for seq in (1, 2):  # profiled again on a resume: said once all the same
+        await display.on_event(DeviceProfiled(seq=seq, device={"name": "AMD EPYC", "kind": "cpu"},
+                                              bandwidth_bytes_per_s=4e9, flops_per_s=1e10))
+    await display.on_event(CandidateProposed(seq=3, candidate_id="c0000", agent_id=SEED_AGENT, position=0,
+                                             parent_id=None, strategy="seed", rationale="", source=""))
+    await display.on_event(_decided("c0000", "KEEP", 0.0004).model_copy(update={"seq": 4}))
+    await display.on_event(CandidateProposed(seq=5, candidate_id="c0001", agent_id="a1", position=1,
+                                             parent_id="c0000", strategy="compute", rationale="offline tuner",
+                                             source=""))
+    await display.on_event(_decided("c0001", "KEEP", 0.0006).model_copy(update={"seq": 6, "agent_id": "a1"}))
+    lines = stream.getvalue().splitlines()
+    assert sum("the lines show the gain over the seed" in line for line in lines) == 1
+    assert lines[-2].startswith("[seed] KEEP    1.000x seed") and " 1.500x seed " in lines[-1]
 
 
 # -- campaigns ----------------------------------------------------------------------------------------------
