@@ -117,12 +117,13 @@ async def test_agent_that_raises_is_relaunched(campaign_config) -> None:
             raise RuntimeError("provider bug")
         return FAST
 
-    config = campaign_config(budget=2, plateau=None)
+    # One position: had the failed attempt spent it, the relaunched agent would get none (0 candidates).
+    config = campaign_config(budget=1, plateau=None)
     summary = await Campaign(config, provider=ScriptedProvider(script)).run()
     events = list(read_events(Path(summary.run_dir) / "events.jsonl"))
     failures = [e for e in events if isinstance(e, AgentFailed)]
     assert len(failures) == 1 and failures[0].relaunch and "provider bug" in failures[0].error
-    assert summary.candidates == 2  # the failed attempt gave its position back
+    assert summary.candidates == 1  # the failed attempt gave its position back
 
 
 async def test_plateau_stops_the_campaign(campaign_config) -> None:
@@ -146,12 +147,16 @@ async def test_target_speedup_stops_the_campaign(campaign_config) -> None:
 @pytest.mark.parametrize("scope", ["shared", "private"])
 async def test_memory_scope_recorded(campaign_config, scope: str) -> None:
     """Every KEEP and REVERT leaves a conclusion; shared memory owns none of them, private memory its agent's."""
-    config = campaign_config(agents=2, budget=4, memory=scope, plateau=None)
-    summary = await Campaign(config, provider=ScriptedProvider([FAST], cycle=True)).run()
+    # Each agent's first FAST beats the seed (a KEEP each); the third candidate is wrong, a REVERT every time. A
+    # second FAST per agent (as this test once ran) cost more children and only sometimes gave a REVERT.
+    script = [FAST, FAST, scale_source("return x * 3 + 1")]
+    config = campaign_config(agents=2, budget=len(script), memory=scope, plateau=None)
+    summary = await Campaign(config, provider=ScriptedProvider(script)).run()
     run_dir = Path(summary.run_dir)
     concluded = [e for e in decisions_by_candidate(run_dir).values()
                  if e.decision in ("KEEP", "REVERT") and e.agent_id != "seed"]
     assert concluded  # each agent's first FAST beats the seed: a KEEP at least
+    assert sorted(e.decision for e in concluded) == ["KEEP", "KEEP", "REVERT"]
     rows = sqlite3.connect(run_dir / "campaign.db").execute("SELECT owner, agent_id FROM memory").fetchall()
     assert len(rows) == len(concluded)
     if scope == "shared":

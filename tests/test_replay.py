@@ -24,8 +24,10 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One recorded campaign for the module (a guard child per candidate: the slow part)."""
     import anyio
 
+    # Three candidates per agent: a KEEP with a later candidate built on it (altered below) and the seed plus
+    # three candidates to cut at; more only lengthens the slowest setup in the suite.
     config = CampaignConfig(problem=str(SCALE), device="cpu", out=tmp_path_factory.mktemp("rec"), agents=2,
-                            budget=8, plateau=None, candidate_timeout_s=60.0)
+                            budget=6, plateau=None, candidate_timeout_s=60.0)
     return Path(anyio.run(Campaign(config).run).run_dir)
 
 

@@ -110,11 +110,13 @@ async def test_anthropic_campaign_rate_limit_and_malformed_reply(campaign_config
     with FakeAnthropic(engineer) as server:
         # First call: a 429 the SDK retries after the server's retry-after; third call: a reply with no code.
         server.script(Status(429, retry_after=0.05), Reply(engineer_first(server)), Reply("I would rather not."))
-        config = campaign_config(agents=2, budget=6, plateau=None, model="anthropic:claude-haiku-4-5",
+        # Four positions: the KEEP, the REJECT, the rejected agent's next candidate (told of the REJECT) and the
+        # other agent's next (told of its KEEP, through memory).
+        config = campaign_config(agents=2, budget=4, plateau=None, model="anthropic:claude-haiku-4-5",
                                  base_url=server.url, provider_retries=2)
         summary = await Campaign(config).run()
     run_dir = Path(summary.run_dir)
-    assert summary.candidates == 6 and summary.stop_reason == "candidate budget spent"
+    assert summary.candidates == 4 and summary.stop_reason == "candidate budget spent"
     decided = events_of(run_dir, CandidateDecided)
     rejects = [d for d in decided if d.decision == "REJECT"]
     assert len(rejects) == 1 and "no usable candidate" in rejects[0].reason and "fenced python" in rejects[0].reason
@@ -144,11 +146,12 @@ async def test_openai_campaign_survives_a_server_error_and_a_timeout(campaign_co
         # A 500 and a reply slower than the client's timeout, with no SDK retries: each fails its agent, which
         # is relaunched after a pause without spending a candidate position.
         server.script(Status(500), Delay(3.0, Reply(engineer_first(server))))
-        config = campaign_config(agents=2, budget=6, plateau=None, model="openai:gpt-4.1", base_url=server.url,
+        # Four positions: two candidates per relaunched agent, the second told of the first through memory.
+        config = campaign_config(agents=2, budget=4, plateau=None, model="openai:gpt-4.1", base_url=server.url,
                                  provider_retries=0, provider_timeout_s=1.0)
         summary = await Campaign(config).run()
     run_dir = Path(summary.run_dir)
-    assert summary.candidates == 6 and summary.stop_reason == "candidate budget spent"
+    assert summary.candidates == 4 and summary.stop_reason == "candidate budget spent"
     failures = events_of(run_dir, AgentFailed)
     assert len(failures) == 2 and all(f.relaunch for f in failures)
     assert any("500" in f.error for f in failures) and any("timed out" in f.error for f in failures)
