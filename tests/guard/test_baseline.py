@@ -96,7 +96,8 @@ def test_torch_compile_of_the_reference_is_a_route_compiled_per_workload(tmp_pat
     assert result["correct"], result["failure"]
     workload = result["workloads"][0]
     assert workload["baseline_failures"] == {}
-    assert workload["baseline_route"] == "compile"
+    # Timed beside the reference (which of the two is faster depends on the machine's load: not asserted).
+    assert workload["baseline_times_us"].get("compile", 0) > 0
     assert result["seconds"]["baseline"] > 0  # its compilation, apart from the candidate's phases
 
 
