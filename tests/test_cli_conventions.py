@@ -49,7 +49,7 @@ def test_a_usage_error_is_exit_2_with_one_line_and_a_json_error_document() -> No
 def test_an_internal_error_is_exit_3_with_one_line(monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """A bug (any exception that is not a UserError) is told apart from bad input: exit 3, no traceback."""
-    def broken(name: str) -> None:
+    def broken(name: str, precision: str | None = None) -> None:
         raise KeyError("a bug")
 
     monkeypatch.setattr(cli, "load_problem", broken)
@@ -62,7 +62,7 @@ def test_an_internal_error_is_exit_3_with_one_line(monkeypatch: pytest.MonkeyPat
 
 def test_debug_prints_the_traceback_of_an_internal_error(monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(cli, "load_problem", lambda name: 1 / 0)
+    monkeypatch.setattr(cli, "load_problem", lambda name, precision=None: 1 / 0)
     with pytest.raises(SystemExit) as exited:
         cli.main(["problems", "check", "rmsnorm", "--debug"])
     assert exited.value.code == 3 and "Traceback" in capsys.readouterr().err
