@@ -157,6 +157,8 @@ async def test_memory_scope_recorded(campaign_config, scope: str) -> None:
                  if e.decision in ("KEEP", "REVERT") and e.agent_id != "seed"]
     assert concluded  # each agent's first FAST beats the seed: a KEEP at least
     assert sorted(e.decision for e in concluded) == ["KEEP", "KEEP", "REVERT"]
+    # The campaign's cache variables are read after the fork: every child comes from the warm zygote.
+    assert "guard.cold_spawn" not in (run_dir / "engine.log").read_text()
     rows = sqlite3.connect(run_dir / "campaign.db").execute("SELECT owner, agent_id FROM memory").fetchall()
     assert len(rows) == len(concluded)
     if scope == "shared":

@@ -50,13 +50,14 @@ _ALLOWED = re.compile(
     r"^(PATH|LANG|LC_[A-Z]+|TZ|LD_LIBRARY_PATH|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_[A-Z_]+"
     r"|TRITON_[A-Z_]+|OMP_NUM_THREADS|MKL_NUM_THREADS|OPENBLAS_[A-Z_]+|CC|CXX|PYTORCH_[A-Z_]+)$"
 )
-# Variables read only after the fork (knobs, CUDA init, paths): a request may set them freely. Any other
+# Variables read only after the fork (knobs, CUDA init, paths): a forked child may set them for itself. Any other
 # difference from the zygote's environment (OMP_NUM_THREADS, LD_LIBRARY_PATH...) was consumed when the zygote
-# started, so such a request is spawned cold.
-# Variables a forked child may set for itself; anything else must match the zygote's. TRITON_INTERPRET is not
-# among them: Triton settles interpreter or compiler while the zygote imports it.
+# started, so such a request is spawned cold. TRITON_INTERPRET is not among them: Triton settles interpreter or
+# compiler while the zygote imports it. ARCENGINE_NATIVE_CACHE (the campaign's native build folder, given to every
+# campaign child) is read per build: without it here every campaign child was spawned cold, importing torch again.
 _AFTER_FORK_ENV = re.compile(
-    r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_CUDA_ARCH_LIST)$")
+    r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_CUDA_ARCH_LIST"
+    r"|ARCENGINE_NATIVE_CACHE)$")
 
 log = structlog.get_logger()
 
