@@ -82,6 +82,7 @@ async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
     assert json.loads(verdict.stdout)["verdict"] == "pass"
 
 
+@pytest.mark.heavy
 async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config) -> None:
     script = [
         scale_source("return x * 3 + 1"),  # wrong
