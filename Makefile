@@ -23,8 +23,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check arcengine tui tests bench
-	# One worker per core: most tests wait on guard children, which use one core each.
-	$(BIN)/python -m pytest -q -n auto
+	# One worker per core: most tests wait on guard children, which use one core each. loadgroup hands tests out
+	# one at a time (the heavy ones, first, alternate between workers) and keeps each xdist_group on one worker.
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check arcengine tui tests bench

@@ -34,10 +34,12 @@ def campaign_config(tmp_path: Path):
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the few minute-long tests first: with one worker per core they then overlap the rest of the suite
-    instead of starting last and making everyone wait (marked ``heavy``)."""
+    """Run the slowest tests first: with one worker per core they then overlap the rest of the suite instead of
+    starting last and making everyone wait (marked ``heavy``). `make test` hands tests out one at a time
+    (``--dist loadgroup``), so they alternate between the workers; ``--dist load`` sent the first eighth of the
+    suite, every heavy test with it, to one worker."""
     items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "heavy: a test that takes minutes; scheduled first")
+    config.addinivalue_line("markers", "heavy: a test that takes half a minute or more on two cores; scheduled first")

@@ -27,11 +27,12 @@ def decisions_by_candidate(run_dir: Path) -> dict[str, CandidateDecided]:
 
 
 def lighter_rmsnorm(folder: Path) -> Path:
-    """The shipped rmsnorm with half its CPU workloads (three visible, one held out): each candidate's checks and
-    timing under the Triton interpreter take half as long, and block sizes still move its time."""
+    """The shipped rmsnorm with three of its eight CPU workloads (the two visible ones with the longest rows, N=1100
+    and N=1000, and one held out): each candidate's checks and timing under the Triton interpreter are shorter, and
+    block sizes still move its time, most on long rows."""
     shutil.copytree(SHIPPED_PROBLEMS / "rmsnorm", folder)
     head, *workloads = (folder / "problem.toml").read_text().split("[[cpu_workloads]]")
-    kept = [workloads[i] for i in (0, 2, 4, 6)]
+    kept = [workloads[i] for i in (0, 2, 6)]
     assert "held_out" in kept[-1] and not any("held_out" in w for w in kept[:-1])
     (folder / "problem.toml").write_text("[[cpu_workloads]]".join([head, *kept]))
     return folder
@@ -81,6 +82,7 @@ async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
     assert json.loads(verdict.stdout)["verdict"] == "pass"
 
 
+@pytest.mark.heavy
 async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config) -> None:
     script = [
         scale_source("return x * 3 + 1"),  # wrong

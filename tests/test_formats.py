@@ -149,6 +149,7 @@ def test_a_kernelbench_candidate_exports_as_itself_and_runs_against_model(tmp_pa
 KERNELBENCH = Path(__file__).parent / "fixtures" / "kernelbench"  # 1_Add.py and its load_inline ModelNew files
 
 
+@pytest.mark.heavy
 def test_a_kernelbench_load_inline_candidate_passes(tmp_path: Path) -> None:
     # C++ here, so it runs on the CPU; model_new_add_cuda.py, KernelBench's own example's shape, is judged on a GPU.
     judged = verdict(tmp_path, KERNELBENCH / "1_Add.py", KERNELBENCH / "model_new_add_cpp.py")

@@ -323,7 +323,12 @@ def test_suite_problem_has_realistic_visible_and_unseen_held_out_workloads(name:
         assert any(w.held_out for w in problem.cpu_workloads) and any(not w.held_out for w in problem.cpu_workloads)
 
 
-@pytest.mark.parametrize("name", sorted(SUITE))
+# The checks that take half a minute or more on two cores go first (conftest.py).
+SLOW_CPU_CHECKS = {"moe_forward", "paged_prefill_gqa"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=[pytest.mark.heavy] if name in SLOW_CPU_CHECKS else [])
+                                  for name in sorted(SUITE)])
 def test_problems_check_passes_on_the_cpu_or_says_why_it_cannot_run_there(name: str) -> None:
     result = subprocess.run([sys.executable, "-m", "arcengine.cli", "problems", "check", name, "--device", "cpu"],
                             capture_output=True, text=True, check=False)

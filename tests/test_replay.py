@@ -18,6 +18,9 @@ from arcengine.recording.recorded import ReplayError, read_recording
 from arcengine.tools.replay import replay_run
 from tests.conftest import SCALE
 
+# One worker runs the whole module, so the recorded campaign (the slow part) is made once per run.
+pytestmark = pytest.mark.xdist_group("replay_recording")
+
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -19,6 +19,9 @@ from arcengine.domain.problem import shipped_problem_names
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "LICENSE", "arcengine", "tui", "problems", "skills")
 
+# One worker runs the whole module, so the wheel is built once per run.
+pytestmark = pytest.mark.xdist_group("wheel")
+
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:

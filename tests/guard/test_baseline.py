@@ -319,6 +319,7 @@ def test_torch_compile_of_a_kernelbench_model_is_its_baseline(tmp_path: Path, mo
 # ---------------------------------------------------------------- a campaign
 
 
+@pytest.mark.heavy
 async def test_a_campaign_reports_the_gain_over_the_baseline_and_can_target_it(tmp_path: Path, campaign_config) -> None:
     from arcengine.domain.events import BestImproved, CandidateDecided
     from arcengine.engine.campaign import Campaign

@@ -177,6 +177,7 @@ async def test_token_budget_stops_the_campaign(campaign_config, keys: None) -> N
     assert summary.candidates < 10 and summary.usage.input_tokens + summary.usage.output_tokens >= 400
 
 
+@pytest.mark.heavy
 async def test_replay_reruns_a_recorded_campaign_without_network(campaign_config, keys: None) -> None:
     with FakeOpenAI(engineer) as server:
         config = campaign_config(agents=2, budget=4, plateau=None, model="openai:gpt-4.1", base_url=server.url)

@@ -17,6 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from arcengine.domain.events import (
     SEED_AGENT,
     BestImproved,
@@ -106,6 +108,7 @@ def _check_log_and_database(run_dir: Path, events: list[Event], final: bool) -> 
     assert memory == set(live)
 
 
+@pytest.mark.heavy
 def test_a_campaign_killed_at_random_points_resumes_and_loses_nothing(tmp_path: Path) -> None:
     rng = random.Random(20261129)
     out = tmp_path / "runs"
