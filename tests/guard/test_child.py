@@ -25,6 +25,7 @@ from arcengine.guard.child.correctness import Tolerance, compare_outputs, compar
 from arcengine.guard.child.device_memory import DeviceMemoryWatch
 from arcengine.guard.child.judge import AUDIT_SHARE, SpecError, audited_calls, json_safe, parse_spec
 from arcengine.guard.child.roles import RemoteRole, WorkerLost
+from arcengine.guard.child.worker import Worker
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = Tolerance(atol=0.01, rtol=0.01, matched_ratio=0.999)
@@ -1082,3 +1083,32 @@ def test_gpu_work_while_the_worker_waits_for_the_judge_is_found_in_the_records()
     overlapping = [*batch, _activity("spin_while_idle", 5, 20, 3)]  # launched before the wait, ran into it
     assert timing.idle_work(overlapping, [wait]) is not None
     assert timing.idle_work(contending, []) is None  # no wait recorded (the events timer): nothing to say
+
+
+def test_a_reply_leaves_the_device_before_the_worker_opens_its_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The reply's tensors are copied to the host inside the worker's process: made after the set that opens its
+    # wait, that copy was the worker's own GPU work "while it waited", and every honest candidate failed (H200).
+    order: list[str] = []
+
+    class Waits(timing.CuptiTimer):
+        def __init__(self) -> None:  # no CUPTI: only the worker's calls around its wait are recorded
+            pass
+
+        def wait_begins(self) -> None:
+            order.append("wait opens")
+
+        def wait_ends(self) -> None:
+            order.append("wait closes")
+
+    copy_to_host = torch.Tensor.cpu
+    monkeypatch.setattr(torch.Tensor, "cpu", lambda tensor: order.append("copied") or copy_to_host(tensor))
+    judge_end, worker_end = socket.socketpair()
+    worker = Worker(worker_end, "candidate")
+    worker.timer = Waits()
+    worker.diagnostics = lambda command: ({}, [torch.arange(4, dtype=torch.uint8)])  # type: ignore[method-assign]
+    channel.send(judge_end, {"op": "diagnostics", "id": 1})
+    channel.send(judge_end, {"op": "exit"})
+    worker.serve()
+    assert order == ["wait closes", "copied", "wait opens"]
+    header, payload = channel.receive(judge_end, timeout_s=5)
+    assert header["id"] == 1 and bytes(payload) == bytes(range(4))

@@ -18,6 +18,7 @@ import socket
 import struct
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -49,23 +50,45 @@ Part = memoryview | bytes | torch.Tensor
 Payload = bytearray | memoryview | mmap.mmap  # what a message's payload is read into, or a view of it
 
 
-def send(sock: socket.socket, header: Mapping[str, Any], payload: Sequence[Part] = ()) -> None:
-    """One message: the header as JSON, then the payload's parts back to back (in a memory file if large)."""
+@dataclass(frozen=True)
+class Outgoing:
+    """A message made ready to send: every tensor already copied off the device (see ``prepare``)."""
+
+    head: bytes  # the length prefix and the JSON header
+    parts: Sequence[memoryview | bytes]  # an inline payload
+    fd: int | None  # a large payload's sealed memory file (closed once sent)
+
+
+def prepare(header: Mapping[str, Any], payload: Sequence[Part] = ()) -> Outgoing:
+    """The message's bytes, device tensors copied to the host now: a worker does its copies before it opens its
+    wait for the judge, so none runs while the judge times another role."""
     encoded = json.dumps(header, allow_nan=True).encode()
     size = sum(_size(part) for part in payload)
     if size <= INLINE_PAYLOAD:
-        sock.sendall(_PREFIX.pack(len(encoded), size, 0) + encoded)
-        for part in payload:
-            sock.sendall(memoryview(part.cpu().numpy()).cast("B") if isinstance(part, torch.Tensor) else part)
+        parts = [memoryview(part.cpu().numpy()).cast("B") if isinstance(part, torch.Tensor) else part
+                 for part in payload]
+        return Outgoing(_PREFIX.pack(len(encoded), size, 0) + encoded, parts, None)
+    return Outgoing(encoded, (), _sealed_file(payload, size))
+
+
+def transmit(sock: socket.socket, message: Outgoing) -> None:
+    if message.fd is None:
+        sock.sendall(message.head)
+        for part in message.parts:
+            sock.sendall(part)
         return
-    fd = _sealed_file(payload, size)
     try:
-        prefix = _PREFIX.pack(len(encoded), size, 1)
-        if socket.send_fds(sock, [prefix], [fd]) != len(prefix):
+        prefix = _PREFIX.pack(len(message.head), os.fstat(message.fd).st_size, 1)
+        if socket.send_fds(sock, [prefix], [message.fd]) != len(prefix):
             raise OSError("the channel took part of a message's prefix")
-        sock.sendall(encoded)
+        sock.sendall(message.head)
     finally:
-        os.close(fd)
+        os.close(message.fd)
+
+
+def send(sock: socket.socket, header: Mapping[str, Any], payload: Sequence[Part] = ()) -> None:
+    """One message: the header as JSON, then the payload's parts back to back (in a memory file if large)."""
+    transmit(sock, prepare(header, payload))
 
 
 def _size(part: Part) -> int:

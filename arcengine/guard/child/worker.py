@@ -169,10 +169,11 @@ class Worker:
             kind = str(op)
             self.served[kind] = self.served.get(kind, 0.0) + perf_counter() - started
             self.served_count[kind] = self.served_count.get(kind, 0) + 1
+            reply = channel.prepare({**header, "id": command.get("id")}, payload)  # its device copies, first
             if (waits := self._waits_watched()) is not None:
                 with contextlib.suppress(RuntimeError):  # before the reply: no set of its lands in others' timing
                     waits.wait_begins()
-            channel.send(self.sock, {**header, "id": command.get("id")}, payload)
+            channel.transmit(self.sock, reply)
 
     def _waits_watched(self) -> timing.CuptiTimer | None:
         """Untrusted code's worker, once its timer reads CUPTI's records: GPU work while it waits for the judge
