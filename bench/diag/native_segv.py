@@ -1,0 +1,67 @@
+"""Diagnostic (H200): which C++ constructs make a load_inline extension die by SIGSEGV there, where the CPU machine
+runs them (native_read_judge_memory died standalone, with no guard around it). Each function runs in a fresh
+process, so one crash does not hide the next. Remove once the cause is known.
+
+    python3 bench/diag/native_segv.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+
+import torch
+from torch.utils.cpp_extension import load_inline
+
+SOURCE = r"""
+#include <torch/extension.h>
+#include <dirent.h>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+std::string str_const() { return "hello"; }
+std::vector<int64_t> vec_const() { return {1, 2, 3}; }
+int64_t to_string_size() { return (int64_t)std::to_string(getppid()).size(); }
+int64_t ifstream_size() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string data(4096, '\0');
+  in.read(&data[0], 4096);
+  return (int64_t)in.gcount();
+}
+int64_t readdir_count() {
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return -1;
+  int64_t n = 0;
+  while (dirent* entry = readdir(dir)) n += entry->d_name[0] != '.';
+  closedir(dir);
+  return n;
+}
+torch::Tensor tensor_twice(torch::Tensor x) { return x * 2; }
+"""
+FUNCTIONS = ["str_const", "vec_const", "to_string_size", "ifstream_size", "readdir_count", "tensor_twice"]
+
+
+def build(folder: str) -> object:
+    return load_inline("segv_probe", cpp_sources=SOURCE, functions=FUNCTIONS, build_directory=folder)
+
+
+def main() -> None:
+    if len(sys.argv) == 3:  # a child: call one function
+        ext = build(sys.argv[1])
+        fn = getattr(ext, sys.argv[2])
+        print(fn(torch.ones(2)) if sys.argv[2] == "tensor_twice" else fn(), flush=True)
+        return
+    print("torch", torch.__version__, "cxx11 abi", torch._C._GLIBCXX_USE_CXX11_ABI, flush=True)
+    print(subprocess.run(["c++", "--version"], capture_output=True, text=True).stdout.splitlines()[0], flush=True)
+    with open("/proc/self/maps") as maps:
+        print(sorted({line.split()[-1] for line in maps if "libstdc++" in line}), flush=True)
+    folder = tempfile.mkdtemp()
+    build(folder)
+    for name in FUNCTIONS:
+        done = subprocess.run([sys.executable, __file__, folder, name], capture_output=True, text=True, timeout=120)
+        print(f"{name}: rc {done.returncode} {done.stdout.strip()[:80]} {done.stderr.strip()[-200:]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
