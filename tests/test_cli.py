@@ -123,7 +123,7 @@ def test_a_damaged_event_log_is_one_clear_line_and_stays_as_it_was(tmp_path: Pat
     ],
 )
 def test_eval_json_verdicts(tmp_path: Path, body: str, imports: str, verdict: str, code: int) -> None:
-    candidate = tmp_path / "candidate.py"
+    candidate = tmp_path / ("candidate" if verdict == "pass" else "candidate.py")  # a file need not end in .py
     candidate.write_text(scale_source(body, imports))
     result = arcengine("eval", str(SCALE), str(candidate), "--device", "cpu", "--json")
     assert result.returncode == code, result.stderr
