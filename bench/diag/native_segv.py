@@ -112,7 +112,9 @@ def main() -> None:
     build(folder)
     for name in FUNCTIONS:
         done = subprocess.run([sys.executable, __file__, folder, name], capture_output=True, text=True, timeout=120)
-        print(f"{name}: rc {done.returncode} {done.stdout.strip()[:80]} {done.stderr.strip()[-200:]}", flush=True)
+        print(f"{name}: rc {done.returncode} {done.stdout.strip()[:80]}", flush=True)
+        if done.returncode:
+            print(done.stderr.strip()[-3000:], flush=True)  # the backtrace of a crash
 
 
 if __name__ == "__main__":
