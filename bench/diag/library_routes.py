@@ -1,7 +1,8 @@
 """Diagnostic (H200): which library calls can serve as fp8_block_gemm's and moe_forward's baseline routes, per GPU
-workload: cuBLAS's block-scaled FP8 GEMM through torch._scaled_mm in several scale layouts and paddings, and
-torch._grouped_mm for the experts. Prints correctness against the reference (the problem's tolerance) and times
-with triton's do_bench. Remove once the routes in the problems' baseline.py are settled.
+workload: cuBLAS's block-scaled FP8 GEMM through torch._scaled_mm in several scale layouts and paddings (and as the
+problem's baseline.py calls it), and torch._grouped_mm for the experts (baseline.py's). Prints correctness against
+the reference (the problem's tolerance) and times with triton's do_bench. Remove once the routes in the problems'
+baseline.py are settled.
 
     python3 bench/diag/library_routes.py
 """
@@ -55,25 +56,9 @@ def fp8_variant(pad_m: int, outer_major: bool) -> Any:
     return route
 
 
-def grouped_moe(x: torch.Tensor, w_router: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor,
-                top_k: int) -> torch.Tensor:
-    t, h = x.shape
-    e, inter = w1.shape[0], w1.shape[1] // 2
-    probs = torch.softmax(x.float() @ w_router.float().T, dim=-1)
-    weights, experts = torch.topk(probs, top_k, dim=-1)
-    weights = weights / weights.sum(-1, keepdim=True)
-    flat = experts.flatten()
-    order = torch.argsort(flat, stable=True)
-    token = order // top_k
-    counts = torch.bincount(flat, minlength=e)
-    offs = torch.cumsum(counts, 0).to(torch.int32)
-    xs = x[token]
-    gate_up = torch._grouped_mm(xs, w1.transpose(1, 2), offs=offs, out_dtype=torch.bfloat16)
-    act = (torch.nn.functional.silu(gate_up[:, :inter].float()) * gate_up[:, inter:].float()).to(torch.bfloat16)
-    y = torch._grouped_mm(act, w2.transpose(1, 2), offs=offs, out_dtype=torch.bfloat16)
-    out = torch.zeros(t, h, dtype=torch.float32, device=x.device)
-    out.index_add_(0, token, y.float() * weights.flatten()[order, None])
-    return out.to(torch.bfloat16)
+def _baseline_route(problem: str, route: str) -> Any:
+    """The route as the problem's baseline.py ships it."""
+    return getattr(_module(load_problem(problem).baseline_path), route)
 
 
 def probe(name: str, routes: dict[str, Any]) -> None:
@@ -102,8 +87,9 @@ def main() -> None:
     print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), flush=True)
     for target in (
         lambda: probe("fp8_block_gemm", {"m1_outer": fp8_variant(1, True), "m16_outer": fp8_variant(16, True),
-                                         "m1_rowmajor": fp8_variant(1, False)}),
-        lambda: probe("moe_forward", {"grouped_mm": grouped_moe}),
+                                         "m1_rowmajor": fp8_variant(1, False),
+                                         "baseline.py": _baseline_route("fp8_block_gemm", "scaled_mm")}),
+        lambda: probe("moe_forward", {"baseline.py": _baseline_route("moe_forward", "grouped_mm")}),
     ):
         try:
             target()
