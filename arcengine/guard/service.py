@@ -22,6 +22,7 @@ from arcengine.domain.errors import UserError
 from arcengine.domain.events import CandidateDecided, DeviceProfiled
 from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import BaselineCache, BaselineMode
+from arcengine.guard.child import PROFILING
 from arcengine.guard.child.baselines import timed_routes
 from arcengine.guard.child.native_build import CACHE_ENV
 from arcengine.guard.contract import BaselineSpec, ChildResult, ChildSpec, TimingSpec, ToleranceSpec, WorkloadSpec
@@ -173,7 +174,8 @@ class GuardService:
 
     async def _profile_child(self, requested: str, env: dict[str, str]) -> dict[str, Any]:
         outcome = await run_child({"mode": "profile", "device": requested}, device=requested,
-                                  timeout_s=PROFILE_TIMEOUT_S, memory_limit=self.memory_limit, env_extra=env)
+                                  timeout_s=PROFILE_TIMEOUT_S, memory_limit=self.memory_limit,
+                                  env_extra={**env, PROFILING: "1"})
         failure = outcome.failure()
         if failure or not outcome.result or not outcome.result.get("ok"):
             detail = failure or (outcome.result or {}).get("failure") or "no ceilings measured"

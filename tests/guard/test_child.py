@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import torch
 
-from arcengine.guard.child import channel, correctness, timing
+from arcengine.guard.child import PROFILING, channel, correctness, timing
 from arcengine.guard.child.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
 from arcengine.guard.child.device_memory import DeviceMemoryWatch
 from arcengine.guard.child.judge import AUDIT_SHARE, SpecError, audited_calls, json_safe, parse_spec
@@ -634,6 +634,15 @@ def test_profile_mode_reports_positive_ceilings(tmp_path: Path) -> None:
     assert result["ok"] is True
     assert result["bandwidth_bytes_per_s"] > 0 and result["flops_per_s"] > 0
     assert result["device"]["kind"] == "cpu"
+
+
+def test_a_profiling_child_profiles_and_judges_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The engine's profiling child starts no worker (and so imports none of what workers need): a second off it.
+    monkeypatch.setenv(PROFILING, "1")
+    profiled, _ = _run_child(tmp_path, {"mode": "profile", "device": "cpu"})
+    assert profiled["ok"] is True and profiled["flops_per_s"] > 0
+    result = _evaluate(tmp_path, "def run(x):\n    return x * 2 + 1\n")
+    assert result["ok"] is False and "which has no workers" in result["failure"]
 
 
 # ---------------------------------------------------------------- CUDA (skipped where there is no GPU)

@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from arcengine.guard.child import (
+    PROFILING,
     baselines,
     ceilings,
     correctness,
@@ -907,7 +908,8 @@ def run_spec_file(spec_path: str) -> int:
     Shared by ``python -m arcengine.guard.child.judge`` and the zygote's forked children, so both run the same code.
     The workers are forked first, before this process reads the spec or touches CUDA.
     """
-    workers = fork_workers()
+    # A profiling child judges nothing: it starts no worker (nor imports what workers need).
+    workers = {} if os.environ.get(PROFILING) == "1" else fork_workers()
     try:
         return _judge_spec_file(spec_path, workers)
     finally:
@@ -934,7 +936,12 @@ def _judge_spec_file(spec_path: str, workers: Mapping[str, RemoteRole]) -> int:
         return 0
     payload: dict[str, Any]
     try:
-        payload = run_profile(spec) if spec.mode == "profile" else Evaluation(spec, workers).run()
+        if spec.mode == "profile":
+            payload = run_profile(spec)
+        elif not workers:
+            payload = _spec_failure(f"an evaluation in a child started with {PROFILING}=1, which has no workers")
+        else:
+            payload = Evaluation(spec, workers).run()
     except BaseException as exc:  # run() is not meant to raise; a result file is still owed
         payload = _spec_failure(f"harness crashed: {describe_exception(exc)}")
     for remote in workers.values():

@@ -34,7 +34,6 @@ from types import ModuleType
 from typing import Any, NamedTuple, NoReturn
 
 import torch
-import torch._dynamo  # torch.compile's import replaces torch.manual_seed: the seal's baseline has it
 
 from arcengine.guard.child import (
     baselines,
@@ -499,6 +498,9 @@ def _ship(out: object, device: torch.device,
 
 def start(role: str) -> tuple[int, socket.socket]:
     """Fork a worker for ``role``; the judge's end of its socket. Call before this process touches CUDA."""
+    # torch.compile's import replaces torch.manual_seed: the seal's baseline must have it. Imported here, once, before
+    # the forks (the zygote has it already), not with this module: a profiling child starts no worker.
+    importlib.import_module("torch._dynamo")
     judge_end, worker_end = socket.socketpair()
     pid = os.fork()
     if pid == 0:
