@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SCALE, scale_source
+from tests.conftest import FIXTURES, SCALE, scale_source
 
 
 def arcengine(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -135,6 +135,16 @@ def test_eval_json_verdicts(tmp_path: Path, body: str, imports: str, verdict: st
         assert {w["held_out"] for w in document["workloads"]} == {False, True}
         assert all(w["correct"] and w["time_us"] > 0 and w["ref_time_us"] > 0 for w in document["workloads"])
         assert set(document["workloads"][0]) >= {"axes", "held_out", "correct", "time_us", "ref_time_us", "speedup"}
+
+
+def test_an_offline_campaign_with_nothing_to_tune_says_why(tmp_path: Path) -> None:
+    # A KernelBench problem's seed is its Model, with no TUNABLES: the offline tuner can propose nothing (issue 29).
+    result = arcengine("run", str(FIXTURES / "kernelbench" / "1_Add.py"), "--agents", "1", "--budget", "2",
+                       "--device", "cpu", "--out", str(tmp_path), "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["candidates"] == 0
+    assert summary["stop_reason"].startswith("nothing to search: the offline provider found no TUNABLES")
 
 
 def test_run_json_prints_only_the_summary(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ class AgentState:
     candidates: int = 0
     phase: Phase = Phase.STARTING
     last_feedback: str | None = None
+    exhausted_because: str | None = None  # what its provider said when it had nothing left to propose
 
     @classmethod
     def from_seed(cls, source: str, speedup: float | None, seed_id: str = "c0000") -> AgentState:
@@ -134,8 +135,9 @@ class Agent:
         self.state.phase = Phase.DRAFTING if context.drafting else Phase.PROPOSING
         try:
             proposal = await self.provider.propose(context)
-        except ProviderExhausted:
+        except ProviderExhausted as exhausted:
             self.state.phase = Phase.EXHAUSTED
+            self.state.exhausted_because = str(exhausted)
             return
         except ProviderError as error:
             proposal = Proposal(source="", strategy=self.strategy.name, rationale=str(error),

@@ -387,6 +387,10 @@ class Campaign:
                 self.stop_reason = "candidate budget spent"
             elif self.agents and all(a.state.phase == Phase.FAILED for a in self.agents):
                 self.stop_reason = f"every agent failed (last: {self.last_agent_error})"
+            elif self._proposed == 0 and (why := {a.state.exhausted_because for a in self.agents} - {None}):
+                # Nothing was ever proposed: say why, not just that the search ended (the offline tuner on a
+                # problem whose seeds declare no TUNABLES, say).
+                self.stop_reason = f"nothing to search: {'; '.join(sorted(why))}"
             else:
                 self.stop_reason = "every agent's search is exhausted"
         best = self.state.best

@@ -53,7 +53,9 @@ class OfflineProvider:
         except TunablesError as error:
             raise ProviderError(f"offline provider: {error}") from None
         if not space:
-            raise ProviderExhausted(f"offline provider: the working kernel declares no TUNABLES. {DISCLAIMER}")
+            raise ProviderExhausted("the offline provider found no TUNABLES in the working kernel; it only tunes a "
+                                    "seed's TUNABLES and never writes new kernels: give a seed with TUNABLES, or "
+                                    "an LLM provider (--model anthropic:MODEL or openai:MODEL)")
         names = [n for n in context.strategy.tunables if n in space] or list(space)
         tried = self._tried[context.agent_id]
         tried.add(_key(current))
