@@ -12,7 +12,7 @@ import itertools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -264,11 +264,9 @@ def _seed_speedup(decided: Iterable[CandidateDecided]) -> float | None:
 
 
 def _row(workload: WorkloadResult) -> WorkloadRow:
-    return WorkloadRow(axes=dict(workload.axes), held_out=workload.held_out, correct=workload.correct,
-                       time_us=workload.time_us, ref_time_us=workload.ref_time_us, speedup=workload.speedup,
-                       sol_score=workload.sol_score, baseline_route=workload.baseline_route,
-                       baseline_time_us=workload.baseline_time_us,
-                       speedup_over_baseline=workload.speedup_over_baseline)
+    """The row's fields, each the guard's own (a row is a view of the result, not a second definition)."""
+    return WorkloadRow(**{**{f.name: getattr(workload, f.name) for f in fields(WorkloadRow)},
+                          "axes": dict(workload.axes)})
 
 
 def _device_name(events: list[Event], best: CandidateDecided | None, fallback: str) -> str:
