@@ -115,7 +115,8 @@ class Timer(Protocol):
     def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
         """Call fn on each of ``calls`` in turn, each timed on its own (a timer may read its clock once for all).
         ``after(i, out)``, run right after call i and outside its time, gives what the Timed keeps of its output
-        (a copy, before the next call can reuse the buffer it returned)."""
+        (a copy, before the next call can reuse the buffer it returned). Its GPU work is one launch per tensor in
+        what it returns (the copy's) at most: the CUPTI timer takes any more as the call's, launched too late."""
         ...
 
     def warm_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
@@ -301,6 +302,13 @@ class EventTimer(_CudaTimerBase):
         return each_timed(self, fn, calls, after)
 
 
+def tensor_count(out: object) -> int:
+    """The non-empty tensors in a call's output (a tuple's or list's too): how many copies keeping it launches."""
+    if isinstance(out, tuple | list):
+        return sum(tensor_count(item) for item in out)
+    return int(type(out) is torch.Tensor and out.numel() > 0)  # what the worker copies (worker._copied)
+
+
 class Activity(NamedTuple):
     """One CUPTI activity record: a kernel (by name), a copy or a set, with its GPU start and end in ns."""
 
@@ -324,13 +332,24 @@ class Marks(NamedTuple):
     close: int
 
 
+class Wait(NamedTuple):
+    """The sets around one wait of a worker for the judge: ``reply`` once its device is idle after a request,
+    before the reply's tensors are copied to the host; ``open`` once they are (the wait proper); ``close`` on the
+    next request's arrival."""
+
+    reply: int
+    open: int
+    close: int
+
+
 class Span(NamedTuple):
     us: float  # the call's time
     stray: str | None  # why the records say work ran outside any call, or the harness lost its markers
     closed_at: int  # the closing marker's launch number: work launched before it belongs to a call
 
 
-def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before: int) -> list[Span]:
+def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before: int,
+                copies: Sequence[int] | None = None) -> list[Span]:
     """The time of each call of a block from the records taken after it, and the reason if work ran outside a call.
 
     The batch holds, in launch order, per call: the harness's own work (the inputs, the checks), the opening
@@ -341,6 +360,10 @@ def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before
     the head start is over is waited for. A record launched before the previous block's last closing set
     (``closed_before``) that shows up only now ran outside its call: it outlived the synchronise that ended it
     (another context), and is stray.
+
+    After a call's closing set the harness launches only its copy of the call's outputs: ``copies[i]`` launches
+    at most. More, before the next call's opening set (or the block's end), is work the module launched once its
+    time had stopped (a thread, a finalizer, a signal handler, a host callback): stray, charged to that call.
     """
     ordered = sorted(batch, key=lambda record: record.correlation)
     if any(record.name == NEW_CONTEXT for record in ordered):
@@ -353,12 +376,18 @@ def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before
     late = sorted({record.name for record in ordered if 0 <= record.correlation < closed_before})
     stray = f"GPU work ran outside its call ({', '.join(late)[:200]})" if late else None
     spans: list[Span] = []
-    for mark in marks:
+    allowed = list(copies) if copies is not None else [len(ordered)] * len(marks)
+    for i, mark in enumerate(marks):
         opened, closed = at.get(mark.open, []), at.get(mark.close, [])
         if len(opened) != 1 or len(closed) != 1 or closed[0] <= opened[0] + 1:
             return [*spans, *[Span(0.0, "the harness lost its own marker sets (GPU activity records incomplete)",
                                    closed_before)] * (len(marks) - len(spans))]
         head, calls, close = ordered[opened[0] + 1], ordered[opened[0] + 2:closed[0]], ordered[closed[0]]
+        following = at.get(marks[i + 1].open, [len(ordered)]) if i + 1 < len(marks) else [len(ordered)]
+        after = ordered[closed[0] + 1:following[0]]
+        if len(after) > allowed[i]:
+            names = sorted({record.name for record in after})
+            stray = stray or f"GPU work ran after its call had ended ({', '.join(names)[:200]})"
         if not calls:
             spans.append(Span(0.0, stray, close.correlation))
         else:
@@ -488,7 +517,7 @@ class CuptiTimer(_CudaTimerBase):
         self._waiting = None
 
     def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
-        marks, outs = self._draw(len(calls)), []
+        marks, outs, copies = self._draw(len(calls)), [], []
         stream = torch.cuda.current_stream(self.device).cuda_stream
         for i, (args, mark) in enumerate(zip(calls, marks, strict=True)):
             if self._reset_persisting_l2 is not None:
@@ -501,12 +530,13 @@ class CuptiTimer(_CudaTimerBase):
             self.sync()  # device-wide: every stream of the context is done
             self._memset(self._closer, mark.close, stream)
             outs.append(after(i, out) if after is not None else out)  # launched after the closing set: untimed
+            copies.append(tensor_count(outs[-1]) if after is not None else 0)
         self.sync()
         read = perf_counter()
         batch = self._log.take()
         self.reads.append((perf_counter() - read) * 1e6)
         self.flush_us = max(self.flush_us, self.reads[-1])
-        spans = block_spans(batch, marks, self._closed_at)
+        spans = block_spans(batch, marks, self._closed_at, copies)
         self._closed_at = max(self._closed_at, spans[-1].closed_at)
         idle, self._waits = idle_work(batch, self._waits), []
         if idle is not None:  # charged to the block's first call, before any other reason
@@ -533,7 +563,9 @@ class DriverMemset:
     CUPTI record carries its value, which is how the harness finds its own markers among the records."""
 
     def __init__(self) -> None:
-        self._set = ctypes.CDLL("libcuda.so.1").cuMemsetD32Async
+        # Through PyDLL: the call keeps the GIL, so no Python thread runs between a call's closing set and the
+        # harness's count of threads after it (threads.Watch.after_close).
+        self._set = ctypes.PyDLL("libcuda.so.1").cuMemsetD32Async
         self._set.argtypes = [ctypes.c_uint64, ctypes.c_uint, ctypes.c_size_t, ctypes.c_void_p]
         self._set.restype = ctypes.c_int
 
@@ -642,8 +674,8 @@ def time_interleaved(
                 calls += 1
                 result.samples[role].append(measured.us)
                 if measured.failure is not None:
-                    result.audit_failure = (f"on a timed call (the {role}'s call {len(result.samples[role])}): "
-                                            f"{measured.failure}")
+                    result.audit_failure = (f"on a timed call (the {role}'s timed visit "
+                                            f"{len(result.samples[role])}): {measured.failure}")
                     return result
     finally:
         gc.enable()

@@ -45,6 +45,7 @@ from arcengine.guard.child import (
     native_build,
     precompile,
     process,
+    threads,
     timing,
 )
 from arcengine.guard.child.correctness import describe_exception
@@ -203,6 +204,7 @@ class Worker:
         except BaseException as exc:
             return {"ok": False, "harness": True, "failure": f"worker failed to start: {describe_exception(exc)}"}, []
         _quiet_tqdm()
+        threads.warm_pools(self.device)  # before untrusted code: a pool torch starts later reads as its thread
         if self.device.type == "cuda":
             with contextlib.suppress(ImportError):  # the timer's records: sealed before any module can touch them
                 importlib.import_module("cupti.cupti")
@@ -262,11 +264,12 @@ class Worker:
     # ------------------------------------------------------------ calls
 
     def _entry(self, command: Mapping[str, Any]) -> Callable[..., object]:
-        """What a call runs: the module's entry point, or the baseline route the command names."""
+        """What a call runs: the module's entry point (untrusted code's, watched for threads it leaves), or the
+        baseline route the command names."""
         assert self.run is not None
-        if self.routes is None:
-            return self.run
-        return self.routes.fn(str(command.get("route")), int(command["workload"]))
+        if self.routes is not None:
+            return self.routes.fn(str(command.get("route")), int(command["workload"]))
+        return threads.Watch(self.run, self.role) if self.role in CANDIDATE_ROLES else self.run
 
     def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs (or, with
@@ -282,12 +285,15 @@ class Worker:
         if poison:
             correctness.poison_blocks([int(n) for n in poison], self.device)
         started = perf_counter()
+        entry = self._entry(command)
         try:
-            out = self._entry(command)(*inputs, *outputs)
+            out = entry(*inputs, *outputs)
+        except threads.LeftRunning as left:
+            return {"failure": str(left)}, []
         except BaseException as exc:
             called = self._called(len(inputs), len(outputs), exc)
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}{called}"}, []
-        failure = self._synced()
+        failure = self._synced() or _started_after(entry)
         if failure is None and self.destinations:
             out, failure = destinations.written(out, outputs, layouts, bool(command["outputs"]["single"]))
         if failure is not None:
@@ -318,11 +324,13 @@ class Worker:
         if self.timer is None:
             self.timer = timing.make_timer(self.device)
         conduct: list[str | None] = []
+        entry = self._entry(command)
 
         def kept(i: int, out: object) -> object:
-            """Right after call i, untimed: its inputs checked, and a copy of what it returned (a later call
-            may reuse the buffers: CUDA graphs, static outputs) or, passed its outputs, of what it wrote."""
-            wrong = correctness.verify_inputs(calls[i], pristine[i]) if pristine[i] is not None else None
+            """Right after call i, untimed: a copy of what it returned (a later call may reuse the buffers: CUDA
+            graphs, static outputs) or, passed its outputs, of what it wrote; nothing else on the device (the
+            timer counts what runs after a call). Its inputs are checked once the block is over."""
+            wrong = _started_after(entry)  # first: nothing of the harness's runs before this count
             if self.destinations:
                 out, unwritten = destinations.written(out, outputs[i], layouts[i], bool(command["outputs"]["single"]))
                 wrong = wrong or unwritten
@@ -335,13 +343,18 @@ class Worker:
         gc.disable()  # a collection inside a timed call would be charged to the call
         block = self.timer.warm_block if command.get("warm") else self.timer.time_block
         try:
-            timed = block(self._entry(command), arguments, kept)
+            timed = block(entry, arguments, kept)
+        except threads.LeftRunning as left:
+            return {"failure": str(left), "times": []}, []
         except BaseException as exc:
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": []}, []
         finally:
             gc.enable()
         failure = self._synced()
         seconds = perf_counter() - started
+        for i, inputs in enumerate(calls):
+            if conduct[i] is None and pristine[i] is not None:
+                conduct[i] = correctness.verify_inputs(inputs, pristine[i])
         times: list[float] = []
         for call, wrong in zip(timed, conduct, strict=True):
             failure = failure or call.stray or wrong
@@ -455,6 +468,11 @@ def _quiet_tqdm() -> None:
     except ImportError:
         return
     tqdm.monitor_interval = 0
+
+
+def _started_after(entry: Callable[..., object]) -> str | None:
+    """For a watched entry point: a thread its last call started that is still running after the call's end."""
+    return entry.after_close() if isinstance(entry, threads.Watch) else None
 
 
 def _copied(out: object) -> object:
