@@ -43,12 +43,11 @@ PIPELINE_LANES = 2  # children in flight per GPU: one on the device, the next pr
 # cuda: a warm-up of four calls per role, no more: the timer's spin-up ramps the clocks before the first
 # workload, and each workload's timing follows the last one's with the GPU busy. Blocks of eight calls: a block
 # pays a fixed cost (a read of the records, a round trip, the audit's reference run and seal check) of a few
-# milliseconds, more than eight calls of a small kernel. A rep is a block (its mean, see judge._Blocks): at least
-# three per role (24 calls), at most 38 (304), and a quarter-second per workload for the kernels too small and
-# noisy to reach the error target sooner.
+# milliseconds, more than eight calls of a small kernel; at least three blocks per role (24 calls), and a
+# quarter-second per workload for the kernels too small and noisy to reach the error target sooner.
 TIMING = {
     "cpu": TimingSpec(warmup=1, min_reps=3, max_reps=20, target_rel_se=0.02, max_seconds_per_workload=0.15),
-    "cuda": TimingSpec(warmup=4, min_reps=3, max_reps=38, target_rel_se=0.005, max_seconds_per_workload=0.25,
+    "cuda": TimingSpec(warmup=4, min_reps=24, max_reps=300, target_rel_se=0.005, max_seconds_per_workload=0.25,
                        block=8),
 }
 

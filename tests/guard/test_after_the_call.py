@@ -4,12 +4,11 @@ work shifted inside a timed block. Each check is exercised on its own here (the 
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import pytest
 
 from arcengine.guard.child import threads, timing
-from arcengine.guard.child.judge import _Blocks
+from arcengine.guard.child.worker import CallInputs, _Made
 
 MARKS = timing.Marks(0xA11CE, 0xB0B)
 SECOND = timing.Marks(0xC0FFEE, 0xD00D)
@@ -56,7 +55,8 @@ def test_a_thread_alive_when_an_untrusted_call_returns_fails_it() -> None:
 
     watched = threads.Watch(leaves_one, "candidate")
     try:
-        with pytest.raises(threads.LeftRunning, match=r"candidate left a thread running after returning \(1 Python"):
+        left = r"candidate left a thread running after returning \(1 thread\(s\): Thread-"
+        with pytest.raises(threads.LeftRunning, match=left):
             watched()
     finally:
         release.set()
@@ -77,24 +77,38 @@ def test_a_thread_started_after_the_call_returned_is_found_after_its_close() -> 
         late.join()
 
 
-def test_the_census_counts_native_threads_too() -> None:
+def test_the_census_lists_native_threads_by_id() -> None:
     before = threads.census()
-    assert before.native >= 1  # this one, at least, where /proc says
-    assert threads.grown(before, before._replace(native=before.native + 1)) == "1 native thread(s)"
+    assert threading.get_native_id() in before.native  # this one, at least, where /proc says
+    assert threads.grown(before, before._replace(native=before.native | {1 << 30})) == "1 thread(s): native"
+    # A thread that exits while another starts leaves the count as it was, not the ids.
+    swapped = before._replace(native=(before.native - {min(before.native)}) | {1 << 30})
+    assert threads.grown(before, swapped) is not None
 
 
-def test_a_timed_rep_is_its_blocks_mean_so_work_done_early_in_a_block_still_counts() -> None:
-    # A module that does its whole block's work in the first call and returns the rest from a cache: per-call
-    # medians would read 0 us; the block's mean keeps the work.
-    def time_block(workload: object, role: str, seeds: list[int], first: bool, audits: object,
-                   warm: bool = False) -> list[timing.Measured]:
-        return [timing.Measured(800.0 if i == 0 else 0.0) for i in range(len(seeds))]
+def test_a_blocks_inputs_are_made_one_call_at_a_time_from_seeds_drawn_then() -> None:
+    # Made before the block, every call's inputs existed while the first ran: a module could find them (through
+    # the collector, from native code: native_future_inputs) and do the whole block's work in one call.
+    calls = CallInputs(3, lambda i: _Made(seed=100 + i, inputs=[i], pristine=None, outputs=[], layouts=[]))
+    seen: list[int] = []
 
-    judge = SimpleNamespace(spec=SimpleNamespace(rng_seed=1, input_salt=2, timing=SimpleNamespace(block=8, warmup=4)),
-                            input_salt=2, _time_block=time_block)
-    blocks = _Blocks(judge, SimpleNamespace(index=0))  # type: ignore[arg-type]
-    blocks.size = 8
-    assert blocks.measure("candidate", 0, warm=True).us == 800.0  # warm-up calls come one at a time
-    assert blocks.measure("candidate", 1, warm=True).us == 0.0
-    assert blocks.measure("candidate", 2, warm=False).us == 100.0
-    assert blocks.next_seed == 4 + 8
+    def run(x: int) -> int:
+        seen.append(len(calls.made))  # how many calls' inputs exist while this one runs
+        return x
+
+    timed = timing.each_timed(timing.CpuTimer(), run, calls)
+    assert [call.out for call in timed] == [0, 1, 2] and seen == [1, 2, 3]
+    assert [call.seed for call in calls.made] == [100, 101, 102]
+    with pytest.raises(IndexError):
+        calls[3]
+
+
+def test_the_harness_making_the_next_calls_inputs_is_not_work_after_the_call() -> None:
+    made = timing.Marks(SECOND.open, SECOND.close, 0xFACE)
+    batch = [*_block(_record("memcpy", 4, 5), _record(timing.MEMSET, 5, 6, made.made),
+                     _record("normal_distribution", 6, 7), _record("copy_snapshot", 7, 8))]
+    spans = timing.block_spans(batch, [MARKS, made], closed_before=0, copies=[1, 1])
+    assert [span.stray for span in spans] == [None, None]
+    early = [*_block(_record("memcpy", 4, 5), _record("fill_answer_late", 5, 6), _record(timing.MEMSET, 6, 7,
+                                                                                          made.made))]
+    assert timing.block_spans(early, [MARKS, made], 0, copies=[1, 1])[0].stray is not None

@@ -927,13 +927,17 @@ def test_a_sample_of_a_shape_that_is_not_one_is_refused(fake_worker: FakeWorker)
 
 def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused(fake_worker: FakeWorker) -> None:
     remote, worker_end = fake_worker
-    for times, failure, accepted in (([1.0, 2.0], None, True), ([1.0], "raised", True), ([1.0], None, False),
-                                     ([1.0, 2.0, 3.0], None, False), ([1.0, -2.0], None, False),
-                                     (["1"], "raised", False)):
+    for times, failure, seeds, accepted in (
+            ([1.0, 2.0], None, [7, 8], True), ([1.0], "raised", [7, 8], True), ([1.0], "raised", [7], True),
+            ([1.0], None, [7], False), ([1.0, 2.0, 3.0], None, [7, 8, 9], False), ([1.0, -2.0], None, [7, 8], False),
+            (["1"], "raised", [7], False),
+            ([1.0, 2.0], None, [7], False), ([1.0, 2.0], None, None, False), ([1.0, 2.0], None, [7, "8"], False),
+            ([1.0, 2.0], None, [7, 1 << 70], False)):
         # The reply is written first, numbered as the next request will be; the request itself is read after.
-        channel.send(worker_end, {"id": remote.requests + 1, "times": times, "failure": failure})
+        channel.send(worker_end, {"id": remote.requests + 1, "times": times, "failure": failure, "seeds": seeds})
         if accepted:
-            assert remote.time({"seeds": [1, 2]}, 5.0).times == times
+            timed = remote.time({"seeds": [1, 2]}, 5.0)
+            assert timed.times == times and timed.seeds == seeds
         else:
             with pytest.raises(WorkerLost, match="times that are not"):
                 remote.time({"seeds": [1, 2]}, 5.0)

@@ -23,7 +23,6 @@ import json
 import math
 import os
 import random
-import statistics
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -647,7 +646,9 @@ class Evaluation:
             timed = remote.time(command, self._limit(workload, len(seeds), first))
             measured = [timing.Measured(us) for us in timed.times]
             if timed.failure is None and candidate and not warm:
-                measured = self._audit(workload, seeds, self._limit(workload, len(seeds)), audits, timed.times)
+                # The inputs' seeds are the worker's, drawn as it made each call's inputs (see worker.Worker.time).
+                measured = self._audit(workload, timed.seeds, self._limit(workload, len(seeds)), audits,
+                                       timed.times)
             elif timed.failure is not None:
                 if not candidate:  # the reference is the truth, the incumbent passed before: only times count
                     raise CallError(role, timed.failure)
@@ -770,41 +771,37 @@ def audited_calls(count: int, audits: random.Random) -> set[int]:
 
 
 class _Blocks:
-    """The interleaved loop's view of one workload's timing. A timed visit is a block of calls
-    (``TimingConfig.block``, fewer where a block's inputs and outputs would weigh too much) and its sample is the
-    block's mean: every call of a block has its inputs before the first runs, so a module could do the whole
-    block's work in one call and return the rest from a cache; in the mean that work still counts. Warm-up calls
-    come one at a time, from a warm-up block."""
+    """The interleaved loop's view of one workload's timing: it asks for one call at a time, and each role's calls
+    are made a block at a time (``TimingConfig.block``, fewer where a block's inputs and outputs would weigh
+    too much), the block's times handed out one by one."""
 
     def __init__(self, judge: Evaluation, workload: Workload) -> None:
         self.judge, self.workload = judge, workload
         self.audits = random.Random(f"{judge.spec.rng_seed}:{judge.input_salt}:audit:{workload.index}")
         self.base = judge.input_salt + _POOL_SEED_BASE + 100_003 * workload.index
         self.next_seed = 0
-        self.warming: dict[str, deque[timing.Measured]] = {}  # what is left of each role's warm-up block
+        self.pending: dict[str, deque[timing.Measured]] = {}
         self.started: set[str] = set()
+        self.warming: set[str] = set()  # roles whose queued calls come from a warm-up block
         self.size: int | None = None
 
     def measure(self, role: str, call: int, warm: bool) -> timing.Measured:
-        if warm:
-            queue = self.warming.setdefault(role, deque())
-            if not queue:  # a warm-up block is the warm-up's length, not a timed block's
-                queue.extend(self._block(role, min(self._size(), max(1, self.judge.spec.timing.warmup)), True))
-            return queue.popleft()
-        self.warming.pop(role, None)  # what is left of a warm-up block was not audited: not timed either
-        calls = self._block(role, self._size(), False)
-        if not calls:
-            return timing.Measured(0.0, "the harness got no times for a block of calls")
-        failed = next((call for call in calls if call.failure is not None), None)
-        return failed or timing.Measured(statistics.fmean(call.us for call in calls))
-
-    def _block(self, role: str, size: int, warm: bool) -> list[timing.Measured]:
-        seeds = [self.base + self.next_seed + i for i in range(size)]
-        self.next_seed += len(seeds)
-        # A role's first block here may compile, but for the candidate's: it ran these shapes in correctness.
-        first = role not in self.started and role != "candidate"
-        self.started.add(role)
-        return self.judge._time_block(self.workload, role, seeds, first, self.audits, warm)
+        queue = self.pending.setdefault(role, deque())
+        if not warm and role in self.warming:  # what is left of a warm-up block was not audited: not timed either
+            queue.clear()
+            self.warming.discard(role)
+        if not queue:
+            # A warm-up block is the warm-up's length, not a timed block's: what it left over would be dropped.
+            size = min(self._size(), max(1, self.judge.spec.timing.warmup)) if warm else self._size()
+            seeds = [self.base + self.next_seed + i for i in range(size)]
+            self.next_seed += len(seeds)
+            # A role's first block here may compile, but for the candidate's: it ran these shapes in correctness.
+            first = role not in self.started and role != "candidate"
+            self.started.add(role)
+            if warm:
+                self.warming.add(role)
+            queue.extend(self.judge._time_block(self.workload, role, seeds, first, self.audits, warm))
+        return queue.popleft()
 
     def _size(self) -> int:
         if self.size is None:

@@ -41,6 +41,7 @@ class Timed:
 
     times: list[float]  # of the calls that ran well, in order
     failure: str | None  # why the next one did not
+    seeds: list[int]  # each call's inputs' seed, drawn by the worker when it made them (at least one per time)
 
 
 @dataclass(frozen=True)
@@ -149,12 +150,14 @@ class RemoteRole:
     def time(self, command: Mapping[str, Any], timeout_s: float) -> Timed:
         """A block of timed calls (see worker.Worker.time): the times of those that ran well, and why one did not."""
         header, _ = self.request({"op": "time", **command}, timeout_s)
-        times, failure = header.get("times"), header.get("failure")
+        times, failure, seeds = header.get("times"), header.get("failure"), header.get("seeds")
         if (not isinstance(times, list) or any(number(us) is None or us < 0 for us in times)
-                or len(times) > len(command["seeds"]) or (failure is None and len(times) != len(command["seeds"]))):
+                or len(times) > len(command["seeds"]) or (failure is None and len(times) != len(command["seeds"]))
+                or not isinstance(seeds, list) or not len(times) <= len(seeds) <= len(command["seeds"])
+                or any(type(seed) is not int or not 0 <= seed < 1 << 62 for seed in seeds)):
             self.kill()
             raise WorkerLost("broke the harness's protocol (times that are not its calls')")
-        return Timed([float(us) for us in times], str(failure) if failure is not None else None)
+        return Timed([float(us) for us in times], str(failure) if failure is not None else None, seeds)
 
     def audit(self, samples: Sequence[int | None], seal: bool, timeout_s: float, max_payload: int) -> list[Reply]:
         """The held block's audit: per call, its conduct and, where it has a sample seed, its outputs' samples

@@ -6,8 +6,8 @@ the process's threads around every untrusted call: once when it returns (before 
 after its closing marker, before its outputs are copied. A thread started in the call and alive at either point
 fails it, whoever started it (Python or native code, or a CUDA host callback during the synchronise).
 
-Counts, not names: the interpreter's own count (``_thread._count``) and the kernel's (the links of
-``/proc/self/task``: two plus one per thread), each a few microseconds, so every call pays it. The pools libraries
+Ids, not names: the interpreter's own count (``_thread._count``) and the kernel's list of the process's threads
+(``/proc/self/task``), a few microseconds, so every call pays it. The pools libraries
 start on first use (OpenMP's, CUPTI's) are started by the worker before any untrusted call (``warm_pools``).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -25,26 +26,30 @@ TASKS = "/proc/self/task"
 
 class Census(NamedTuple):
     python: int  # threads the interpreter started
-    native: int  # every thread of the process, native ones included (0 where the kernel does not say)
+    native: frozenset[int]  # every thread of the process by its id, native ones included (empty without /proc)
 
 
 def census() -> Census:
-    # The interpreter's count first: it needs no system call, so nothing runs between the marker and this read.
+    # The interpreter's count first: it needs no system call (the GIL stays held), so no Python thread runs
+    # between a call's closing set and this read. The ids then: a set, which a thread that exits meanwhile cannot
+    # balance out as it would a count.
     python = _thread._count()
     try:
-        native = os.stat(TASKS).st_nlink - 2
+        native = frozenset(int(tid) for tid in os.listdir(TASKS))
     except OSError:
-        native = 0
+        native = frozenset()
     return Census(python, native)
 
 
 def grown(before: Census, now: Census) -> str | None:
     """Why ``now`` shows a thread that ``before`` did not, or None."""
-    if now.python > before.python:
-        return f"{now.python - before.python} Python thread(s)"
-    if now.native > before.native:
-        return f"{now.native - before.native} native thread(s)"
-    return None
+    new = now.native - before.native
+    if now.python <= before.python and not new:
+        return None
+    names = [t.name for t in threading.enumerate() if t is not threading.main_thread()
+             and (t.native_id in new or not new)]
+    count = max(len(new), now.python - before.python)
+    return f"{count} thread(s): {', '.join(names)[:200] or 'native'}"
 
 
 class LeftRunning(Exception):

@@ -324,22 +324,14 @@ MEMSET = "memset"
 
 
 class Marks(NamedTuple):
-    """The values of the two sets that bracket one timed call: the L2 flush that opens it (the head start's
-    busy-wait follows it) and a small set after the call's synchronise that closes it. Drawn at random for
-    each call, so no launch of the call can pass for them."""
+    """The values of the sets around one timed call: the L2 flush that opens it (the head start's busy-wait
+    follows it), a small set after the call's synchronise that closes it, and one before the harness makes the
+    call's inputs (``made``; -1 where there is none). Drawn at random for each call, so no launch of the call can
+    pass for them."""
 
     open: int
     close: int
-
-
-class Wait(NamedTuple):
-    """The sets around one wait of a worker for the judge: ``reply`` once its device is idle after a request,
-    before the reply's tensors are copied to the host; ``open`` once they are (the wait proper); ``close`` on the
-    next request's arrival."""
-
-    reply: int
-    open: int
-    close: int
+    made: int = -1
 
 
 class Span(NamedTuple):
@@ -362,8 +354,9 @@ def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before
     (another context), and is stray.
 
     After a call's closing set the harness launches only its copy of the call's outputs: ``copies[i]`` launches
-    at most. More, before the next call's opening set (or the block's end), is work the module launched once its
-    time had stopped (a thread, a finalizer, a signal handler, a host callback): stray, charged to that call.
+    at most. More, before the set that begins the next call's inputs (or the block's end), is work the module
+    launched once its time had stopped (a thread, a finalizer, a signal handler, a host callback): stray, charged
+    to that call.
     """
     ordered = sorted(batch, key=lambda record: record.correlation)
     if any(record.name == NEW_CONTEXT for record in ordered):
@@ -383,7 +376,9 @@ def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before
             return [*spans, *[Span(0.0, "the harness lost its own marker sets (GPU activity records incomplete)",
                                    closed_before)] * (len(marks) - len(spans))]
         head, calls, close = ordered[opened[0] + 1], ordered[opened[0] + 2:closed[0]], ordered[closed[0]]
-        following = at.get(marks[i + 1].open, [len(ordered)]) if i + 1 < len(marks) else [len(ordered)]
+        following = [len(ordered)]
+        if i + 1 < len(marks):
+            following = at.get(marks[i + 1].made) or at.get(marks[i + 1].open) or following
         after = ordered[closed[0] + 1:following[0]]
         if len(after) > allowed[i]:
             names = sorted({record.name for record in after})
@@ -408,7 +403,7 @@ def idle_work(batch: Sequence[Activity], windows: Sequence[Marks]) -> str | None
     slowing them: a verdict, whatever its own calls' times.
     """
     sets = {record.value: record for record in batch if record.name == MEMSET}
-    ours = {value for window in windows for value in window}
+    ours = {value for window in windows for value in (window.open, window.close)}
     ran: set[str] = set()
     for window in windows:
         slept, woke = sets.get(window.open), sets.get(window.close)
@@ -519,7 +514,9 @@ class CuptiTimer(_CudaTimerBase):
     def time_block(self, fn: Fn, calls: Sequence[Sequence[object]], after: After = None) -> list[Timed]:
         marks, outs, copies = self._draw(len(calls)), [], []
         stream = torch.cuda.current_stream(self.device).cuda_stream
-        for i, (args, mark) in enumerate(zip(calls, marks, strict=True)):
+        for i, mark in enumerate(marks):
+            self._memset(self._closer, mark.made, stream)  # from here to the opening set: the call's inputs
+            args = calls[i]  # made only now, where the caller makes them lazily (worker.CallInputs)
             if self._reset_persisting_l2 is not None:
                 self._reset_persisting_l2()
             self._memset(self._flusher.buffer, mark.open, stream)  # the L2 flush, and the call's opening marker
@@ -544,13 +541,13 @@ class CuptiTimer(_CudaTimerBase):
         return [Timed(span.us, out, span.stray) for span, out in zip(spans, outs, strict=True)]
 
     def _draw(self, count: int) -> list[Marks]:
-        """Distinct random values, two per call."""
+        """Distinct random values, three per call."""
         values: list[int] = []
-        while len(values) < 2 * count:
+        while len(values) < 3 * count:
             value = self._marks.getrandbits(32)
             if value not in values:
                 values.append(value)
-        return [Marks(values[2 * i], values[2 * i + 1]) for i in range(count)]
+        return [Marks(*values[3 * i:3 * i + 3]) for i in range(count)]
 
     def diagnostics(self) -> dict[str, float]:
         reads, self.reads = self.reads, []
@@ -674,8 +671,8 @@ def time_interleaved(
                 calls += 1
                 result.samples[role].append(measured.us)
                 if measured.failure is not None:
-                    result.audit_failure = (f"on a timed call (the {role}'s timed visit "
-                                            f"{len(result.samples[role])}): {measured.failure}")
+                    result.audit_failure = (f"on a timed call (the {role}'s call {len(result.samples[role])}): "
+                                            f"{measured.failure}")
                     return result
     finally:
         gc.enable()

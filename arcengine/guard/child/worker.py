@@ -23,6 +23,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import secrets
 import signal
 import socket
 import struct
@@ -31,7 +32,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
 from types import ModuleType
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn, overload
 
 import torch
 
@@ -120,6 +121,44 @@ class _Held(NamedTuple):
     inputs: Sequence[object]
     pristine: list[object] | None  # the inputs' snapshot, where the judge asked for one
     seconds: float
+
+
+class _Made(NamedTuple):
+    """One timed call's arguments, as the worker made them."""
+
+    seed: int
+    inputs: Sequence[object]
+    pristine: list[object] | None  # the inputs' snapshot, where the judge asked for one
+    outputs: list[torch.Tensor]  # destination-passing: the call's own outputs (else none)
+    layouts: list[destinations.Layout]
+
+
+class CallInputs(Sequence[tuple[object, ...]]):
+    """A block's arguments, each call's made only when the timer reaches it: while a call runs, no later call's
+    inputs exist, and their seeds are not drawn yet, so no call can do a later one's work ahead of it (and have
+    that one return a cached answer, read as free). The judge learns the seeds from the reply."""
+
+    def __init__(self, count: int, make: Callable[[int], _Made]) -> None:
+        self.count = count
+        self.make = make
+        self.made: list[_Made] = []
+
+    def __len__(self) -> int:
+        return self.count
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[object, ...]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[object, ...]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[object, ...] | Sequence[tuple[object, ...]]:
+        if isinstance(index, slice) or not 0 <= index < self.count:
+            raise IndexError(index)  # in order only: iteration stops here
+        while len(self.made) <= index:
+            self.made.append(self.make(len(self.made)))
+        call = self.made[index]
+        return (*call.inputs, *call.outputs)
 
 
 class Worker:
@@ -315,12 +354,18 @@ class Worker:
         assert self.reference is not None and self.run is not None
         self.held = []  # the last block's, if the judge did not audit them
         axes = self.workloads[int(command["workload"])]
-        calls = [make_inputs(self.reference, axes, int(seed), "normal", self.device) for seed in command["seeds"]]
-        # The snapshot costs a copy of every input: the judge asks for it where it matters, the candidate's calls.
-        pristine = [correctness.snapshot_inputs(inputs) if command.get("check_inputs") else None for inputs in calls]
-        # Each call's own outputs, allocated before the block: never timed, never shared between calls.
-        outputs = [self._destinations(command) for _ in calls]
-        layouts = [[destinations.layout(t) for t in made] for made in outputs]
+        check_inputs = bool(command.get("check_inputs"))
+
+        def made(_: int) -> _Made:
+            """A call's inputs from a seed drawn now, their snapshot (the judge asks for one where it matters, the
+            candidate's calls: it costs a copy of every input) and, destination-passing, its own outputs."""
+            seed = secrets.randbits(62)
+            inputs = make_inputs(self.reference, axes, seed, "normal", self.device)
+            outputs = self._destinations(command)
+            return _Made(seed, inputs, correctness.snapshot_inputs(inputs) if check_inputs else None, outputs,
+                         [destinations.layout(t) for t in outputs])
+
+        calls = CallInputs(len(command["seeds"]), made)
         if self.timer is None:
             self.timer = timing.make_timer(self.device)
         conduct: list[str | None] = []
@@ -332,29 +377,31 @@ class Worker:
             timer counts what runs after a call). Its inputs are checked once the block is over."""
             wrong = _started_after(entry)  # first: nothing of the harness's runs before this count
             if self.destinations:
-                out, unwritten = destinations.written(out, outputs[i], layouts[i], bool(command["outputs"]["single"]))
+                call = calls.made[i]
+                out, unwritten = destinations.written(out, call.outputs, call.layouts,
+                                                      bool(command["outputs"]["single"]))
                 wrong = wrong or unwritten
             conduct.append(wrong)
             return _copied(out)
 
-        arguments = [(*inputs, *made) for inputs, made in zip(calls, outputs, strict=True)]
-
         started = perf_counter()
         gc.disable()  # a collection inside a timed call would be charged to the call
         block = self.timer.warm_block if command.get("warm") else self.timer.time_block
+        seeds = lambda: [call.seed for call in calls.made]  # noqa: E731
         try:
-            timed = block(entry, arguments, kept)
+            timed = block(entry, calls, kept)
         except threads.LeftRunning as left:
-            return {"failure": str(left), "times": []}, []
+            return {"failure": str(left), "times": [], "seeds": seeds()}, []
         except BaseException as exc:
-            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": []}, []
+            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": [],
+                    "seeds": seeds()}, []
         finally:
             gc.enable()
         failure = self._synced()
         seconds = perf_counter() - started
-        for i, inputs in enumerate(calls):
-            if conduct[i] is None and pristine[i] is not None:
-                conduct[i] = correctness.verify_inputs(inputs, pristine[i])
+        for i, call in enumerate(calls.made):
+            if conduct[i] is None and call.pristine is not None:
+                conduct[i] = correctness.verify_inputs(call.inputs, call.pristine)
         times: list[float] = []
         for call, wrong in zip(timed, conduct, strict=True):
             failure = failure or call.stray or wrong
@@ -362,8 +409,9 @@ class Worker:
                 break
             times.append(call.us)
         if failure is None and command.get("hold"):  # inputs checked already: the audit checks the seal and outputs
-            self.held = [_Held(call.out, inputs, None, seconds) for call, inputs in zip(timed, calls, strict=True)]
-        return {"times": times, "seconds": seconds, "failure": failure}, []
+            self.held = [_Held(call.out, made.inputs, None, seconds) for call, made in zip(timed, calls.made,
+                                                                                            strict=True)]
+        return {"times": times, "seconds": seconds, "failure": failure, "seeds": seeds()}, []
 
     def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """The held block's conduct (inputs unchanged; the seal intact, where asked) and, per call with a sample
