@@ -503,6 +503,33 @@ def problems_list(json_output: bool) -> None:
               f"{problem.description.splitlines()[0][:70] if problem.description else ''}")
 
 
+@problems.command("seed")
+@problem_argument
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="where to write the seed (a .py file)")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cuda", show_default=True,
+              help="whose seeds to look at (a problem may name CPU seeds apart)")
+@precision_option
+@json_option
+def problems_seed(problem: str, out: Path, device: str, precision: str | None, json_output: bool) -> None:
+    """Write the seed a search starts from: the problem's first seed with TUNABLES, else one generated from its
+    reference (eager or torch.compile, as TUNABLES)."""
+    from arcengine.domain.library_seed import SEED_FILE, tunable_seed
+
+    loaded = load_problem(problem, precision)
+    file, source = tunable_seed(loaded, device)
+    try:
+        out.write_text(source, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"cannot write {out}: {error.strerror or error}") from None
+    generated = file == SEED_FILE
+    if json_output:
+        _emit_json({"problem": loaded.name, "out": str(out), "seed": file, "generated": generated})
+        return
+    what = "generated from its reference (eager or torch.compile, as TUNABLES)" if generated else f"its {file}"
+    print(f"{loaded.name}: wrote {out}: {what}")
+
+
 @problems.command("check")
 @problem_argument
 @click.option("--device", type=DEVICE, default="auto", show_default=True)

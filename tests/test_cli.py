@@ -137,14 +137,30 @@ def test_eval_json_verdicts(tmp_path: Path, body: str, imports: str, verdict: st
         assert set(document["workloads"][0]) >= {"axes", "held_out", "correct", "time_us", "ref_time_us", "speedup"}
 
 
-def test_an_offline_campaign_with_nothing_to_tune_says_why(tmp_path: Path) -> None:
-    # A KernelBench problem's seed is its Model, with no TUNABLES: the offline tuner can propose nothing (issue 29).
-    result = arcengine("run", str(FIXTURES / "kernelbench" / "1_Add.py"), "--agents", "1", "--budget", "2",
+def test_an_offline_campaign_on_a_problem_without_tunables_searches_the_generated_seed(tmp_path: Path) -> None:
+    # A KernelBench problem's seed is its Model, with no TUNABLES: the generated library seed (the reference, eager
+    # or through torch.compile) is judged beside it and the offline tuner searches its route (issue 29).
+    result = arcengine("run", str(FIXTURES / "kernelbench" / "1_Add.py"), "--agents", "1", "--budget", "1",
                        "--device", "cpu", "--out", str(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
-    assert summary["candidates"] == 0
-    assert summary["stop_reason"].startswith("nothing to search: the offline provider found no TUNABLES")
+    assert summary["candidates"] == 1 and summary["stop_reason"] == "candidate budget spent"
+    assert "[seed library_seed.py] KEEP" in result.stderr
+    candidates = Path(summary["run_dir"], "candidates")
+    assert "ROUTE = " in (candidates / "c0001.py").read_text()
+
+
+def test_problems_seed_writes_the_tunable_seed_or_a_generated_one(tmp_path: Path) -> None:
+    out = tmp_path / "seed.py"
+    result = arcengine("problems", "seed", str(SCALE), "--out", str(out), "--device", "cpu", "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["generated"] is False  # the fixture's seed declares TUNABLES
+    assert out.read_text() == (SCALE / "seed.py").read_text()
+    result = arcengine("problems", "seed", str(FIXTURES / "kernelbench" / "1_Add.py"), "--out", str(out))
+    assert result.returncode == 0 and "generated from its reference" in result.stdout
+    assert "class ModelNew(Model)" in out.read_text() and "TUNABLES = " in out.read_text()
+    result = arcengine("problems", "seed", str(SCALE), "--out", str(tmp_path / "missing" / "seed.py"))
+    assert result.returncode == 2 and result.stderr.strip().startswith("arcengine: error: cannot write")
 
 
 def test_run_json_prints_only_the_summary(tmp_path: Path) -> None:

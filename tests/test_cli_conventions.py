@@ -95,7 +95,7 @@ def _commands(group: click.Group, prefix: str = "") -> dict[str, click.Command]:
 def test_every_command_but_the_terminal_ui_takes_json() -> None:
     commands = _commands(cli.app)
     assert {"run", "eval", "replay", "ablate", "report", "export", "runs", "clean", "problems list",
-            "problems check", "tui"} <= set(commands)
+            "problems check", "problems seed", "tui"} <= set(commands)
     without = [name for name, command in commands.items()
                if not any("--json" in getattr(p, "opts", ()) for p in command.params)]
     assert without == ["tui"]

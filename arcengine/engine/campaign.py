@@ -16,6 +16,7 @@ import anyio
 import structlog
 
 from arcengine import __version__
+from arcengine.domain import library_seed
 from arcengine.domain.errors import UserError, first_leaf
 from arcengine.domain.events import (
     DECISIONS,
@@ -38,7 +39,14 @@ from arcengine.engine.agent import Agent, AgentState
 from arcengine.engine.config import CampaignConfig
 from arcengine.engine.history import History, load_history
 from arcengine.engine.memory import Memory
-from arcengine.engine.seeds import Seed, assign_strategies, failure_reason, seed_candidate_id, starting_seeds
+from arcengine.engine.seeds import (
+    Seed,
+    assign_strategies,
+    declares_tunables,
+    failure_reason,
+    seed_candidate_id,
+    starting_seeds,
+)
 from arcengine.engine.summary import AgentTotals, BestKernel, CampaignSummary, SeedKernel, Spending
 from arcengine.guard.decision import Thresholds
 from arcengine.guard.interface import Guard
@@ -408,9 +416,17 @@ class Campaign:
         files = {seed_candidate_id(index): file for index, file in enumerate(seed_files)}
         sources = {candidate_id: proposed[candidate_id].source if candidate_id in proposed else
                    (self.problem.directory / file).read_text(encoding="utf-8") for candidate_id, file in files.items()}
+        if not any(declares_tunables(source) for source in sources.values()):
+            # Nothing for the offline tuner to search, nor a kernel to start from but the reference's own: the
+            # generated seed (the reference, eager or through torch.compile, as TUNABLES) is judged beside them.
+            generated = seed_candidate_id(len(files))
+            files[generated] = library_seed.SEED_FILE
+            sources[generated] = proposed[generated].source if generated in proposed else \
+                library_seed.library_seed(self.problem)
         fresh: list[Event] = [CandidateProposed(
             candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
-            rationale="the problem's seed", source=sources[candidate_id], seed_file=file)
+            rationale="the generated library seed" if file == library_seed.SEED_FILE else "the problem's seed",
+            source=sources[candidate_id], seed_file=file)
             for candidate_id, file in files.items() if candidate_id not in proposed]
         if fresh:
             await self.bus.publish_all(fresh)

@@ -1,0 +1,46 @@
+"""The generated seed (arcengine/domain/library_seed.py): a seed for any problem, its route as TUNABLES."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from arcengine.domain import library_seed
+from arcengine.domain.problem import load_problem, shipped_problem_names
+from arcengine.domain.tunables import apply_settings, read_tunables
+from arcengine.guard.gate import check_source
+from arcengine.tools.evaluate import evaluate_file
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROBLEMS = [*shipped_problem_names(), str(FIXTURES / "scale"), str(FIXTURES / "kernelbench" / "1_Add.py")]
+
+
+@pytest.mark.parametrize("spec", PROBLEMS)
+def test_every_problems_generated_seed_passes_the_gate_and_its_routes_round_trip(spec: str) -> None:
+    problem = load_problem(spec)
+    source = library_seed.library_seed(problem)
+    assert check_source(source, problem.entry).ok
+    space, settings = read_tunables(source)
+    assert space == {"ROUTE": library_seed.ROUTES} and settings == {"ROUTE": "eager"}
+    for route in library_seed.ROUTES:
+        tuned = apply_settings(source, {"ROUTE": route})
+        assert read_tunables(tuned)[1] == {"ROUTE": route}
+        compile(tuned, "library_seed.py", "exec")
+
+
+def test_a_problem_with_a_tunable_seed_keeps_it() -> None:
+    problem = load_problem(FIXTURES / "scale")
+    assert library_seed.tunable_seed(problem, "cpu") == ("seed.py", (FIXTURES / "scale" / "seed.py").read_text())
+    kernelbench = load_problem(FIXTURES / "kernelbench" / "1_Add.py")
+    assert library_seed.tunable_seed(kernelbench, "cpu")[0] == library_seed.SEED_FILE
+
+
+@pytest.mark.parametrize("route", ["eager", "compile:default:dynamic"])
+def test_the_generated_seed_passes_the_guard_on_the_cpu(route: str, tmp_path: Path) -> None:
+    problem = load_problem(FIXTURES / "kernelbench" / "1_Add.py")
+    candidate = tmp_path / "library_seed.py"
+    candidate.write_text(apply_settings(library_seed.library_seed(problem), {"ROUTE": route}))
+    decided, _ = anyio.run(evaluate_file, problem, candidate, "cpu")
+    assert decided.correct, decided.reason
