@@ -72,7 +72,9 @@ def test_a_campaign_whose_seed_fails_the_guard_is_exit_1(tmp_path: Path) -> None
     """A failed kernel, not a usage error, and not a success: the summary is printed, the exit status says it."""
     problem = tmp_path / "problem"
     shutil.copytree(SCALE, problem)
-    (problem / "seed.py").write_text("import torch\n\n\ndef run(x):\n    return x * 2\n")  # wrong: 2x, not 2x + 1
+    # Wrong (2x, not 2x + 1), with TUNABLES: else the seed generated from the reference is judged beside it.
+    (problem / "seed.py").write_text('import torch\n\nK = 2\nTUNABLES = {"K": [2, 3]}\n\n\ndef run(x):\n'
+                                     '    return x * K\n')
     result = arcengine("run", str(problem), "--agents", "1", "--budget", "1", "--device", "cpu", "--seeds", "1",
                        "--out", str(tmp_path / "runs"), "--json")
     assert result.returncode == ExitCode.FAILED == 1, result.stderr

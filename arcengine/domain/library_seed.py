@@ -10,7 +10,7 @@ agent to start from.
 from __future__ import annotations
 
 from arcengine.domain.problem import Problem
-from arcengine.domain.tunables import read_tunables
+from arcengine.domain.tunables import declares_tunables, read_tunables
 
 SEED_FILE = "library_seed.py"  # what the generated seed is called where a file name is shown
 
@@ -76,8 +76,6 @@ def library_seed(problem: Problem) -> str:
 def tunable_seed(problem: Problem, device: str) -> tuple[str, str]:
     """(file name, source) of the seed a search starts from: the first of the problem's seeds that declares
     TUNABLES on ``device``, else the generated library seed."""
-    from arcengine.engine.seeds import declares_tunables
-
     for file in problem.seed_files_for(device):
         source = (problem.directory / file).read_text(encoding="utf-8")
         if declares_tunables(source):

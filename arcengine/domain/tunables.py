@@ -49,6 +49,15 @@ def read_tunables(source: str) -> tuple[dict[str, list[Any]], Settings]:
     return space, current
 
 
+def declares_tunables(source: str) -> bool:
+    """Whether the offline tuner has something to search in this kernel."""
+    try:
+        space, _ = read_tunables(source)
+    except TunablesError:
+        return False
+    return bool(space)
+
+
 def apply_settings(source: str, settings: Settings) -> str:
     """The source with each named constant's value replaced (everything else byte for byte unchanged)."""
     tree = ast.parse(source)

@@ -35,6 +35,7 @@ from arcengine.domain.events import (
 from arcengine.domain.problem import Problem, load_problem
 from arcengine.domain.run import Phase, RunState, plateau_reached
 from arcengine.domain.skills import Skill, load_skills, strategies_for
+from arcengine.domain.tunables import declares_tunables
 from arcengine.engine.agent import Agent, AgentState
 from arcengine.engine.config import CampaignConfig
 from arcengine.engine.history import History, load_history
@@ -42,7 +43,6 @@ from arcengine.engine.memory import Memory
 from arcengine.engine.seeds import (
     Seed,
     assign_strategies,
-    declares_tunables,
     failure_reason,
     seed_candidate_id,
     starting_seeds,

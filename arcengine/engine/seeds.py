@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from arcengine.domain.events import CandidateDecided
 from arcengine.domain.skills import Skill
-from arcengine.domain.tunables import TunablesError, read_tunables
+from arcengine.domain.tunables import declares_tunables, read_tunables
 
 FIRST_SEED_ID = "c0000"  # the first seed's candidate id; agents' candidates are c0001 onwards
 TUNER = "offline"  # the provider whose agents are spread over the seeds
@@ -39,15 +39,6 @@ class Seed:
     @property
     def speedup(self) -> float | None:
         return self.decided.speedup if self.decided is not None else None
-
-
-def declares_tunables(source: str) -> bool:
-    """Whether the offline tuner has something to search in this kernel."""
-    try:
-        space, _ = read_tunables(source)
-    except TunablesError:
-        return False
-    return bool(space)
 
 
 def failure_reason(seeds: list[Seed]) -> str:

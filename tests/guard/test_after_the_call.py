@@ -80,7 +80,7 @@ def test_a_thread_started_after_the_call_returned_is_found_after_its_close() -> 
 def test_the_census_lists_native_threads_by_id() -> None:
     before = threads.census()
     assert threading.get_native_id() in before.native  # this one, at least, where /proc says
-    assert threads.grown(before, before._replace(native=before.native | {1 << 30})) == "1 thread(s): native"
+    assert threads.grown(before, before._replace(native=before.native | {1 << 30})) == "1 thread(s): native, gone"
     # A thread that exits while another starts leaves the count as it was, not the ids.
     swapped = before._replace(native=(before.native - {min(before.native)}) | {1 << 30})
     assert threads.grown(before, swapped) is not None

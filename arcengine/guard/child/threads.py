@@ -14,6 +14,8 @@ start on first use (OpenMP's, CUPTI's) are started by the worker before any untr
 from __future__ import annotations
 
 import _thread
+import contextlib
+import importlib
 import os
 import threading
 from collections.abc import Callable
@@ -46,10 +48,19 @@ def grown(before: Census, now: Census) -> str | None:
     new = now.native - before.native
     if now.python <= before.python and not new:
         return None
-    names = [t.name for t in threading.enumerate() if t is not threading.main_thread()
-             and (t.native_id in new or not new)]
+    python = {t.native_id: t.name for t in threading.enumerate() if t is not threading.main_thread()}
+    names = [python.get(tid) or _native_name(tid) for tid in sorted(new)] or list(python.values())
     count = max(len(new), now.python - before.python)
-    return f"{count} thread(s): {', '.join(names)[:200] or 'native'}"
+    return f"{count} thread(s): {', '.join(names)[:200]}"
+
+
+def _native_name(tid: int) -> str:
+    """A native thread's name as the kernel has it (its creator may have set it), for the reason."""
+    try:
+        with open(f"{TASKS}/{tid}/comm", encoding="utf-8", errors="replace") as comm:
+            return f"native {comm.read().strip()!r}"
+    except OSError:
+        return "native, gone"
 
 
 class LeftRunning(Exception):
@@ -79,8 +90,13 @@ class Watch:
 
 
 def warm_pools(device: torch.device) -> None:
-    """Start the thread pools torch starts lazily, so an honest call's first parallel loop starts none."""
+    """Start the thread pools libraries start lazily, so an honest call's first parallel loop starts none: torch's
+    OpenMP pool, and numpy's BLAS (OpenBLAS starts its threads when it loads: Triton's interpreter multiplies with
+    numpy, and a first import inside a call read as a thread left running)."""
     if torch.get_num_threads() > 1:
         torch.ones(1 << 20).sum()  # above the parallel grain: OpenMP's pool starts here
+    with contextlib.suppress(ImportError):
+        numpy = importlib.import_module("numpy")
+        numpy.ones((256, 256)) @ numpy.ones((256, 256))
     if device.type == "cuda":
         torch.cuda.synchronize(device)
