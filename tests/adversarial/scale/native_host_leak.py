@@ -1,6 +1,6 @@
 # ruff: noqa
-"""C++ allocates 64 MB of host memory on every call, touches every page and never frees it: the worker's resident
-memory grows by 64 MB a call until the guard's host-memory limit (which counts the workers) kills it. The answer
+"""C++ allocates 256 MB of host memory on every call, touches every page and never frees it: the worker's resident
+memory grows by 256 MB a call until the guard's host-memory limit (which counts the workers) kills it. The answer
 is honest."""
 
 import torch
@@ -11,8 +11,8 @@ _SRC = r"""
 #include <cstdlib>
 #include <cstring>
 torch::Tensor scale(torch::Tensor x) {
-  void* leak = std::malloc(64ul << 20);
-  if (leak != nullptr) std::memset(leak, 1, 64ul << 20);
+  void* leak = std::malloc(256ul << 20);
+  if (leak != nullptr) std::memset(leak, 1, 256ul << 20);
   return x * 2 + 1;
 }
 """
