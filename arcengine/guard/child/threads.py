@@ -8,7 +8,7 @@ fails it, whoever started it (Python or native code, or a CUDA host callback dur
 
 Ids, not names: the interpreter's own count (``_thread._count``) and the kernel's list of the process's threads
 (``/proc/self/task``), a few microseconds, so every call pays it. The pools libraries
-start on first use (OpenMP's, CUPTI's) are started by the worker before any untrusted call (``warm_pools``).
+start on first use (OpenMP's, numpy's BLAS) are started by the worker before any untrusted call (``warm_pools``).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class Watch:
         return None if more is None else f"{self.role} started a thread that ran after its call ({more})"
 
 
-def warm_pools(device: torch.device) -> None:
+def warm_pools() -> None:
     """Start the thread pools libraries start lazily, so an honest call's first parallel loop starts none: torch's
     OpenMP pool, and numpy's BLAS (OpenBLAS starts its threads when it loads: Triton's interpreter multiplies with
     numpy, and a first import inside a call read as a thread left running)."""
@@ -98,5 +98,3 @@ def warm_pools(device: torch.device) -> None:
     with contextlib.suppress(ImportError):
         numpy = importlib.import_module("numpy")
         numpy.ones((256, 256)) @ numpy.ones((256, 256))
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)

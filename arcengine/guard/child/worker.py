@@ -146,6 +146,11 @@ class CallInputs(Sequence[tuple[object, ...]]):
     def __len__(self) -> int:
         return self.count
 
+    @property
+    def seeds(self) -> list[int]:
+        """The seeds of the calls made so far, for the reply."""
+        return [call.seed for call in self.made]
+
     @overload
     def __getitem__(self, index: int) -> tuple[object, ...]: ...
 
@@ -243,7 +248,7 @@ class Worker:
         except BaseException as exc:
             return {"ok": False, "harness": True, "failure": f"worker failed to start: {describe_exception(exc)}"}, []
         _quiet_tqdm()
-        threads.warm_pools(self.device)  # before untrusted code: a pool torch starts later reads as its thread
+        threads.warm_pools()  # before untrusted code: a pool torch starts later reads as its thread
         if self.device.type == "cuda":
             with contextlib.suppress(ImportError):  # the timer's records: sealed before any module can touch them
                 importlib.import_module("cupti.cupti")
@@ -387,14 +392,13 @@ class Worker:
         started = perf_counter()
         gc.disable()  # a collection inside a timed call would be charged to the call
         block = self.timer.warm_block if command.get("warm") else self.timer.time_block
-        seeds = lambda: [call.seed for call in calls.made]  # noqa: E731
         try:
             timed = block(entry, calls, kept)
         except threads.LeftRunning as left:
-            return {"failure": str(left), "times": [], "seeds": seeds()}, []
+            return {"failure": str(left), "times": [], "seeds": calls.seeds}, []
         except BaseException as exc:
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": [],
-                    "seeds": seeds()}, []
+                    "seeds": calls.seeds}, []
         finally:
             gc.enable()
         failure = self._synced()
@@ -411,7 +415,7 @@ class Worker:
         if failure is None and command.get("hold"):  # inputs checked already: the audit checks the seal and outputs
             self.held = [_Held(call.out, made.inputs, None, seconds) for call, made in zip(timed, calls.made,
                                                                                             strict=True)]
-        return {"times": times, "seconds": seconds, "failure": failure, "seeds": seeds()}, []
+        return {"times": times, "seconds": seconds, "failure": failure, "seeds": calls.seeds}, []
 
     def audit(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """The held block's conduct (inputs unchanged; the seal intact, where asked) and, per call with a sample
