@@ -3,13 +3,15 @@ entry, the verdict the guard should give against the one it gave.
 
     python bench/adversarial.py OUT.json [--device cuda|cpu] [--only NAME ...] [--include-unsafe]
                                          [--hang-timeout S] [--entry-timeout S] [--jobs N]
+                                         [--order-from EARLIER.json]
 
 Every entry runs in its own `arcengine eval` process with API-key canaries in its environment; a verdict that quotes a
 canary counts as a leak (not caught, whatever the verdict). One entry failing, hanging or crashing never stops the
 run: each has a wall-clock limit, and OUT.json is rewritten after every entry, so a run cut short still leaves its
 figures. On `--device cuda` every entry runs, the GPU-only ones included; on cpu the GPU-only ones are skipped.
 Entries marked `skip` run only with --include-unsafe. With --jobs N, N entries are judged at once (on one GPU they
-share it); an entry not caught then is judged again alone.
+share it); an entry not caught then is judged again alone. With --order-from, the entries that took longest in
+that earlier run start first, so the slowest (the hangs) do not start last and set the run's length.
 
 The test suite (tests/adversarial/test_catalogue.py) imports this file for the same loading, running and judging.
 """
@@ -223,6 +225,16 @@ def _selected(entries: Iterable[Entry], device: str, only: Sequence[str], unsafe
     return chosen
 
 
+def _longest_first(entries: list[Entry], earlier: Path | None) -> list[Entry]:
+    """The entries, those that took longest in an earlier run first (new ones first of all: their time is
+    unknown); as given without an earlier run."""
+    if earlier is None:
+        return entries
+    seconds = {row["name"]: (row.get("got") or {}).get("seconds") or 0.0
+               for row in json.loads(earlier.read_text(encoding="utf-8"))["entries"]}
+    return sorted(entries, key=lambda entry: -seconds.get(entry.name, float("inf")))
+
+
 def redact(text: str, canaries: Sequence[str]) -> str:
     """`text` with every canary value replaced by a placeholder (results files are committed)."""
     for name, canary in zip(CANARY_NAMES, canaries, strict=False):
@@ -273,7 +285,8 @@ def _judge(entry: Entry, device: str, env: Mapping[str, str], canaries: Sequence
 
 
 def run_benchmark(out: Path, device: str, only: Sequence[str], unsafe: bool, hang_timeout_s: float,
-                  entry_timeout_s: float | None, command: str, jobs: int = 1) -> dict[str, Any]:
+                  entry_timeout_s: float | None, command: str, jobs: int = 1,
+                  order_from: Path | None = None) -> dict[str, Any]:
     """Judge the selected entries, ``jobs`` at a time; an entry not caught while others shared the device is
     judged again alone (contention can slow a child past its timeout, never make a cheat look honest)."""
     env, canaries = canary_environment()
@@ -313,7 +326,7 @@ def run_benchmark(out: Path, device: str, only: Sequence[str], unsafe: bool, han
         document["entries"], document["headline"] = rows, {**_headline(rows), "jobs": jobs}
         out.write_text(json.dumps(document, indent=2))
 
-    runnable = [entry for entry, skipped in selected if not skipped]
+    runnable = _longest_first([entry for entry, skipped in selected if not skipped], order_from)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(judge, entry): entry for entry in runnable}
         for future in as_completed(futures):
@@ -344,11 +357,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="wall-clock limit per entry [guard timeout + 240 s]")
     parser.add_argument("--jobs", type=int, default=1,
                         help="entries judged at once; a miss is judged again alone [1]")
+    parser.add_argument("--order-from", type=Path, default=None, metavar="EARLIER.json",
+                        help="an earlier run's results: its slowest entries start first")
     args = parser.parse_args(argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     command = " ".join([Path(sys.executable).name, *sys.argv]) if argv is None else " ".join(argv)
     document = run_benchmark(args.out, args.device, args.only, args.include_unsafe, args.hang_timeout,
-                             args.entry_timeout, command, args.jobs)
+                             args.entry_timeout, command, args.jobs, args.order_from)
     print(json.dumps(document["headline"], indent=2))
     return 0
 

@@ -13,7 +13,8 @@ if ! python3 -c "import cupti.cupti" 2>/dev/null; then
   exit 1
 fi
 if [[ $STEP == all || $STEP == catalogue ]]; then
-  python3 bench/adversarial.py "$OUT/guard-adversarial-h200.json" --device cuda --jobs "${JOBS:-8}" | tail -n 12
+  python3 bench/adversarial.py "$OUT/guard-adversarial-h200.json" --device cuda --jobs "${JOBS:-8}" \
+    --order-from bench/results/guard-adversarial-h200.json | tail -n 12
 fi
 if [[ $STEP == all || $STEP == fidelity ]]; then
   python3 bench/fidelity.py rmsnorm "$OUT/guard-fidelity-h200.json" --repeats "${REPEATS:-10}" --device cuda
