@@ -513,7 +513,7 @@ def problems_list(json_output: bool) -> None:
 @json_option
 def problems_seed(problem: str, out: Path, device: str, precision: str | None, json_output: bool) -> None:
     """Write the seed a search starts from: the problem's first seed with TUNABLES, else one generated from its
-    reference (eager or torch.compile, as TUNABLES)."""
+    reference (eager, torch.compile or a library route of baseline.py, as TUNABLES)."""
     from arcengine.domain.library_seed import SEED_FILE, tunable_seed
 
     loaded = load_problem(problem, precision)
@@ -526,7 +526,8 @@ def problems_seed(problem: str, out: Path, device: str, precision: str | None, j
     if json_output:
         _emit_json({"problem": loaded.name, "out": str(out), "seed": file, "generated": generated})
         return
-    what = "generated from its reference (eager or torch.compile, as TUNABLES)" if generated else f"its {file}"
+    what = (f"its {file}" if not generated else
+            "generated from its reference (eager, torch.compile or a library route, as TUNABLES)")
     print(f"{loaded.name}: wrote {out}: {what}")
 
 

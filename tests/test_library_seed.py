@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import anyio
@@ -10,21 +11,25 @@ import pytest
 from arcengine.domain import library_seed
 from arcengine.domain.problem import load_problem, shipped_problem_names
 from arcengine.domain.tunables import apply_settings, read_tunables
+from arcengine.guard.child.baselines import BUILTIN_ROUTES
 from arcengine.guard.gate import check_source
 from arcengine.tools.evaluate import evaluate_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
+DOUBLED = "def doubled(x):\n    return x * 2 + 1\n"
 PROBLEMS = [*shipped_problem_names(), str(FIXTURES / "scale"), str(FIXTURES / "kernelbench" / "1_Add.py")]
 
 
 @pytest.mark.parametrize("spec", PROBLEMS)
 def test_every_problems_generated_seed_passes_the_gate_and_its_routes_round_trip(spec: str) -> None:
     problem = load_problem(spec)
-    source = library_seed.library_seed(problem)
+    source = library_seed.library_seed(problem, "cuda")
     assert check_source(source, problem.entry).ok
     space, settings = read_tunables(source)
-    assert space == {"ROUTE": library_seed.ROUTES} and settings == {"ROUTE": "eager"}
-    for route in library_seed.ROUTES:
+    library = [route for route in problem.baseline_routes if route not in BUILTIN_ROUTES]
+    assert space == {"ROUTE": library_seed.ROUTES + [f"library:{name}" for name in library]}
+    assert settings == {"ROUTE": "eager"}
+    for route in space["ROUTE"]:
         tuned = apply_settings(source, {"ROUTE": route})
         assert read_tunables(tuned)[1] == {"ROUTE": route}
         compile(tuned, "library_seed.py", "exec")
@@ -44,3 +49,25 @@ def test_the_generated_seed_compiled_passes_the_guard_on_the_cpu(tmp_path: Path)
     candidate.write_text(apply_settings(library_seed.library_seed(problem), {"ROUTE": "compile:default:dynamic"}))
     decided, _ = anyio.run(evaluate_file, problem, candidate, "cpu")
     assert decided.correct, decided.reason
+
+
+def test_a_library_route_of_the_generated_seed_passes_the_guard_on_the_cpu(tmp_path: Path) -> None:
+    problem = load_problem("softmax")
+    candidate = tmp_path / "library_seed.py"
+    candidate.write_text(apply_settings(library_seed.library_seed(problem, "cpu"), {"ROUTE": "library:softmax"}))
+    decided, _ = anyio.run(evaluate_file, problem, candidate, "cpu")
+    assert decided.correct, decided.reason
+
+
+def test_library_routes_are_left_out_where_baseline_py_would_rebind_the_references_names(tmp_path: Path) -> None:
+    folder = tmp_path / "clash"
+    shutil.copytree(FIXTURES / "scale", folder)
+    (folder / "baseline.py").write_text("import torch\n\n\n" + DOUBLED)
+    with (folder / "problem.toml").open("a") as toml:
+        toml.write('\n[baseline]\nroutes = ["doubled"]\n')
+    space, _ = read_tunables(library_seed.library_seed(load_problem(folder), "cpu"))
+    assert space["ROUTE"][-1] == "library:doubled"
+    # A make_inputs of its own would replace the reference's in the seed's one module.
+    (folder / "baseline.py").write_text("def make_inputs():\n    return ()\n\n\n" + DOUBLED)
+    space, _ = read_tunables(library_seed.library_seed(load_problem(folder), "cpu"))
+    assert space["ROUTE"] == library_seed.ROUTES

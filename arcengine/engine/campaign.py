@@ -418,11 +418,11 @@ class Campaign:
                    (self.problem.directory / file).read_text(encoding="utf-8") for candidate_id, file in files.items()}
         if not any(declares_tunables(source) for source in sources.values()):
             # Nothing for the offline tuner to search, nor a kernel to start from but the reference's own: the
-            # generated seed (the reference, eager or through torch.compile, as TUNABLES) is judged beside them.
+            # generated seed (the reference: eager, compiled or a library route, as TUNABLES) is judged beside them.
             generated = seed_candidate_id(len(files))
             files[generated] = library_seed.SEED_FILE
             sources[generated] = proposed[generated].source if generated in proposed else \
-                library_seed.library_seed(self.problem)
+                library_seed.library_seed(self.problem, self.guard.device)
         fresh: list[Event] = [CandidateProposed(
             candidate_id=candidate_id, agent_id=SEED_AGENT, position=0, parent_id=None, strategy="seed",
             rationale="the generated library seed" if file == library_seed.SEED_FILE else "the problem's seed",
