@@ -21,18 +21,23 @@ PROBLEMS = [*shipped_problem_names(), str(FIXTURES / "scale"), str(FIXTURES / "k
 
 
 @pytest.mark.parametrize("spec", PROBLEMS)
-def test_every_problems_generated_seed_passes_the_gate_and_its_routes_round_trip(spec: str) -> None:
+def test_every_problems_generated_seed_passes_the_gate_and_its_tunables_round_trip(spec: str) -> None:
     problem = load_problem(spec)
     source = library_seed.library_seed(problem, "cuda")
     assert check_source(source, problem.entry).ok
     space, settings = read_tunables(source)
     library = [route for route in problem.baseline_routes if route not in BUILTIN_ROUTES]
-    assert space == {"ROUTE": library_seed.ROUTES + [f"library:{name}" for name in library]}
-    assert settings == {"ROUTE": "eager"}
-    for route in space["ROUTE"]:
-        tuned = apply_settings(source, {"ROUTE": route})
-        assert read_tunables(tuned)[1] == {"ROUTE": route}
-        compile(tuned, "library_seed.py", "exec")
+    assert space["ROUTE"] == library_seed.ROUTES + [f"library:{name}" for name in library]
+    assert set(space) == {"ROUTE", *library_seed.INDUCTOR_KNOBS}  # Inductor's knobs: on a GPU only
+    defaults = {name: values[0] for name, (_, values) in library_seed.INDUCTOR_KNOBS.items()}
+    assert settings == {"ROUTE": "eager", **defaults}
+    for name, values in space.items():
+        for value in values:
+            tuned = apply_settings(source, {name: value})
+            assert read_tunables(tuned)[1][name] == value
+            assert check_source(tuned, problem.entry).ok
+            compile(tuned, "library_seed.py", "exec")
+    assert set(read_tunables(library_seed.library_seed(problem, "cpu"))[0]) == {"ROUTE"}
 
 
 def test_a_problem_with_a_tunable_seed_keeps_it() -> None:
