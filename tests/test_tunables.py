@@ -6,7 +6,14 @@ import ast
 
 import pytest
 
-from arcengine.domain.tunables import TunablesError, apply_settings, describe_change, read_tunables
+from arcengine.domain.tunables import (
+    TunablesError,
+    apply_settings,
+    describe_change,
+    inert,
+    read_conditions,
+    read_tunables,
+)
 
 SOURCE = '''\
 """A kernel — with a non-ASCII docstring (é) before the constants."""
@@ -125,3 +132,15 @@ def test_describe_change() -> None:
         "BLOCK_N 256→512, NAME 'fast'→'safe'")
     assert describe_change(before, dict(before)) == "no change"
     assert describe_change({}, {"X": 1}) == "X None→1"
+
+
+def test_conditions_say_when_a_tunable_matters() -> None:
+    source = "A = 1\nB = 2\nTUNABLES = {'A': [1, 2], 'B': [2, 3]}\nTUNABLES_WHEN = {'B': {'A': [2]}}\n"
+    conditions = read_conditions(source)
+    assert conditions == {"B": {"A": [2]}}
+    assert inert({"A": 1, "B": 2}, {"A": 1, "B": 3}, conditions)  # B moved while A = 1: the same kernel
+    assert not inert({"A": 1, "B": 2}, {"A": 2, "B": 3}, conditions)
+    assert not inert({"A": 2, "B": 2}, {"A": 2, "B": 3}, conditions)
+    assert read_conditions("A = 1\nTUNABLES = {'A': [1]}\n") == {}
+    with pytest.raises(TunablesError):
+        read_conditions("TUNABLES_WHEN = {'B': ['A']}\n")

@@ -1,6 +1,8 @@
 """A candidate's ``TUNABLES``: read the search space and the current settings, and rewrite settings.
 
 A tunable is a module-level constant ``NAME = literal`` with ``TUNABLES = {"NAME": [values...]}`` beside it.
+``TUNABLES_WHEN = {"NAME": {"OTHER": [values...]}}`` (optional) says that NAME matters only while OTHER holds one
+of those values, so a tuner spends no candidate changing it where the kernel ignores it.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import ast
 from typing import Any
 
 Settings = dict[str, Any]
+Conditions = dict[str, dict[str, list[Any]]]  # TUNABLES_WHEN: name -> {other: the values it must hold}
 
 
 class TunablesError(Exception):
@@ -47,6 +50,26 @@ def read_tunables(source: str) -> tuple[dict[str, list[Any]], Settings]:
         except ValueError:
             raise TunablesError(f"{name} must be assigned a literal") from None
     return space, current
+
+
+def read_conditions(source: str) -> Conditions:
+    """``TUNABLES_WHEN``: for a tunable, the values other tunables must hold for it to matter ({} if none)."""
+    try:
+        constants = _module_constants(ast.parse(source))
+        when = ast.literal_eval(constants["TUNABLES_WHEN"].value) if "TUNABLES_WHEN" in constants else {}
+    except (SyntaxError, ValueError):
+        raise TunablesError("TUNABLES_WHEN must be a literal dict of {name: {other: [values]}}") from None
+    if not isinstance(when, dict) or not all(
+            isinstance(c, dict) and all(isinstance(v, list) for v in c.values()) for c in when.values()):
+        raise TunablesError("TUNABLES_WHEN must be a literal dict of {name: {other: [values]}}")
+    return when
+
+
+def inert(before: Settings, after: Settings, conditions: Conditions) -> bool:
+    """Whether ``after`` changes only tunables that do not matter under it (their conditions unmet)."""
+    changed = [name for name in after if before.get(name) != after[name]]
+    return bool(changed) and all(
+        any(after.get(other) not in values for other, values in conditions.get(name, {}).items()) for name in changed)
 
 
 def declares_tunables(source: str) -> bool:

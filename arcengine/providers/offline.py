@@ -16,7 +16,16 @@ from typing import Any
 
 from arcengine.domain.conclusions import Recall
 from arcengine.domain.events import SEED_AGENT, CandidateDecided, CandidateProposed, Event
-from arcengine.domain.tunables import Settings, TunablesError, apply_settings, describe_change, read_tunables
+from arcengine.domain.tunables import (
+    Conditions,
+    Settings,
+    TunablesError,
+    apply_settings,
+    describe_change,
+    inert,
+    read_conditions,
+    read_tunables,
+)
 from arcengine.providers.base import AgentContext, Proposal, ProviderError, ProviderExhausted, Reflection
 
 DISCLAIMER = "The offline provider only searches the kernel's TUNABLES; it never writes new algorithms."
@@ -50,6 +59,7 @@ class OfflineProvider:
     async def propose(self, context: AgentContext) -> Proposal:
         try:
             space, current = read_tunables(context.working_source)
+            conditions = read_conditions(context.working_source)
         except TunablesError as error:
             raise ProviderError(f"offline provider: {error}") from None
         if not space:
@@ -64,10 +74,10 @@ class OfflineProvider:
 
         move, settings = "local step", None
         if not context.drafting:
-            settings = self._local_step(current, names, space, tried, context.recall, rng)
+            settings = self._local_step(current, names, space, tried, context.recall, rng, conditions)
         if settings is None:
             move = "far jump (drafting on a plateau)" if context.drafting else "far jump (no untried neighbour)"
-            settings = self._far_jump(current, names, space, tried, context.recall, rng)
+            settings = self._far_jump(current, names, space, tried, context.recall, rng, conditions)
         if settings is None:
             raise ProviderExhausted(
                 f"offline provider: every setting of {', '.join(names)} reachable from here was tried"
@@ -88,7 +98,7 @@ class OfflineProvider:
 
     @staticmethod
     def _local_step(current: Settings, names: list[str], space: dict[str, list[Any]], tried: set[str],
-                    recall: Recall, rng: random.Random) -> Settings | None:
+                    recall: Recall, rng: random.Random, conditions: Conditions) -> Settings | None:
         options = []
         for name in names:
             values = space[name]
@@ -96,7 +106,7 @@ class OfflineProvider:
             for step in (-1, 1):
                 if 0 <= index + step < len(values):
                     settings = {**current, name: values[index + step]}
-                    if _key(settings) not in tried:
+                    if _key(settings) not in tried and not inert(current, settings, conditions):
                         options.append(settings)
         if not options:
             return None
@@ -111,7 +121,7 @@ class OfflineProvider:
 
     @staticmethod
     def _far_jump(current: Settings, names: list[str], space: dict[str, list[Any]], tried: set[str],
-                  recall: Recall, rng: random.Random) -> Settings | None:
+                  recall: Recall, rng: random.Random, conditions: Conditions) -> Settings | None:
         best_win = {n: v for n, v in (recall.wins[0].params if recall.wins else {}).items() if n in current}
         movable = [n for n in names if len(space[n]) > 1]
         wanted = min(2, len(movable))
@@ -120,7 +130,7 @@ class OfflineProvider:
             for name in rng.sample(movable, k=min(len(movable), rng.randint(2, 3))):
                 base[name] = rng.choice([v for v in space[name] if v != current[name]])
             changed = sum(base[n] != current[n] for n in current)
-            if changed >= wanted and _key(base) not in tried:
+            if changed >= wanted and _key(base) not in tried and not inert(current, base, conditions):
                 return base
         return None
 

@@ -107,6 +107,22 @@ async def test_proposals_never_repeat_for_the_same_agent() -> None:
         assert proposal.params["UNROLL"] == CURRENT["UNROLL"]  # outside the strategy: never touched
 
 
+async def test_a_tunable_that_does_not_matter_under_the_settings_is_never_the_only_change() -> None:
+    # KNOB matters only while ROUTE is "compiled": under "eager" a KNOB-only change is the same kernel.
+    source = ("ROUTE = 'eager'\nKNOB = 1\nTUNABLES = {'ROUTE': ['eager', 'compiled'], 'KNOB': [1, 2, 3]}\n"
+              "TUNABLES_WHEN = {'KNOB': {'ROUTE': ['compiled']}}\n\ndef run(x):\n    return x\n")
+    skill = _skill(("ROUTE", "KNOB"))
+    for seed in range(12):
+        provider = OfflineProvider(seed=seed)
+        proposals = [(await provider.propose(_context("a1", source=source, skill=skill))).params for _ in range(3)]
+        assert sorted(params["KNOB"] for params in proposals if params["ROUTE"] == "compiled") == [1, 2, 3]
+        with pytest.raises(ProviderExhausted):
+            await provider.propose(_context("a1", source=source, skill=skill))
+    compiled = source.replace("ROUTE = 'eager'", "ROUTE = 'compiled'")
+    proposal = await OfflineProvider(seed=0).propose(_context("a1", source=compiled, skill=skill))
+    assert proposal.params in ({"ROUTE": "compiled", "KNOB": 2}, {"ROUTE": "eager", "KNOB": 1})
+
+
 async def test_agents_keep_separate_histories() -> None:
     provider = OfflineProvider(seed=0)
     tiny = "A = 1\nTUNABLES = {'A': [1, 2]}\n\ndef run(x):\n    return x\n"
