@@ -9,10 +9,14 @@ import anyio
 import pytest
 
 from arcengine.domain import library_seed
+from arcengine.domain.conclusions import Recall
 from arcengine.domain.problem import load_problem, shipped_problem_names
+from arcengine.domain.skills import Skill
 from arcengine.domain.tunables import apply_settings, read_tunables
 from arcengine.guard.child.baselines import BUILTIN_ROUTES
 from arcengine.guard.gate import check_source
+from arcengine.providers.base import AgentContext
+from arcengine.providers.offline import OfflineProvider
 from arcengine.tools.evaluate import evaluate_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -76,3 +80,24 @@ def test_library_routes_are_left_out_where_baseline_py_would_rebind_the_referenc
     (folder / "baseline.py").write_text("def make_inputs():\n    return ()\n\n\n" + DOUBLED)
     space, _ = read_tunables(library_seed.library_seed(load_problem(folder), "cpu"))
     assert space["ROUTE"] == library_seed.ROUTES
+
+
+async def test_the_offline_tuner_searches_the_generated_seed_and_its_proposals_pass_the_gate() -> None:
+    problem = load_problem(FIXTURES / "kernelbench" / "1_Add.py")
+    source = library_seed.library_seed(problem, "cuda")
+    skill = Skill(name="routes", description="d", kind="strategy", eligible=("*",), tunables=(), body="b",
+                  path=Path("routes.md"))
+    provider = OfflineProvider(seed=1)
+    working = source
+    for _ in range(6):
+        context = AgentContext(
+            agent_id="a1", strategy=skill, problem_name=problem.name, problem_description="d", kernel_type="k",
+            reference_source=problem.reference_source, visible_workloads=[], working_source=working,
+            best_source=working, best_speedup=1.0, plateau=0, drafting=False, recall=Recall(wins=[], traps=[]),
+            leaderboard=None, feedback=None, device="cuda")
+        proposal = await provider.propose(context)
+        assert check_source(proposal.source, problem.entry).ok
+        assert read_tunables(proposal.source)[1] == proposal.params
+        if proposal.params["ROUTE"] == "eager":  # under eager, no Inductor knob is ever the change
+            assert proposal.params["ROUTE"] != read_tunables(working)[1]["ROUTE"]
+        working = proposal.source  # as if each were kept
