@@ -368,6 +368,8 @@ def test_rejects_intercepting_operators(snippet: str, needle: str) -> None:
         ("import torch\npatch = lambda m: None\npatch(torch)", "torch as a value"),
         ("def f(x):\n    T = type(x)\n    T.add = print", "patches a class through T"),
         ("import os\nos.environ['TRITON_PTXAS_PATH'] = '/tmp/evil.sh'", "writes the environment"),
+        ("import os\nkey = 'TORCH_CUDA_ARCH_LIST'\nos.environ[key] = '9.0'", "writes the environment"),
+        ("import os\ndel os.environ['TORCH_CUDA_ARCH_LIST']", "writes the environment"),
         ("from os import environ\nenviron.update(LD_PRELOAD='/tmp/evil.so')", "os.environ.update"),
         ("import os\nos.putenv('LD_PRELOAD', '/tmp/evil.so')", "os.putenv"),
         ("import os\nenv = os.environ\nenv['PATH'] = '/tmp'", "os.environ as a value"),
@@ -526,6 +528,9 @@ def run(x):
         "def f(code, profile, trace, signal):\n    return code.co_filename, profile.x, trace.y, signal.z" + RUN,
         "class V:\n    __slots__ = ('x',)\n    __hash__ = None\n    def __add__(self, o):\n        return o\n"
         "    __radd__ = __add__\n__all__ = ['run']\n__version__ = '1'" + RUN,
+        # The build settings of its own C++/CUDA (sm_90a for wgmma), by name
+        "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'\nos.environ['MAX_JOBS'] = '8'" + RUN,
+        "from os import environ\nenviron['TORCH_CUDA_ARCH_LIST'] = '9.0a'" + RUN,
     ],
 )
 def test_accepts_honest_spellings(source: str) -> None:
