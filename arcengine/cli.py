@@ -526,8 +526,9 @@ def problems_seed(problem: str, out: Path, device: str, precision: str | None, j
     if json_output:
         _emit_json({"problem": loaded.name, "out": str(out), "seed": file, "generated": generated})
         return
+    knobs = "and Inductor's choices for its Triton kernels " if device == "cuda" else "(Inductor's knobs: GPU only) "
     what = (f"its {file}" if not generated else
-            "generated from its reference (eager, torch.compile or a library route, as TUNABLES)")
+            f"generated from its reference (eager, torch.compile or a library route {knobs}as TUNABLES)")
     print(f"{loaded.name}: wrote {out}: {what}")
 
 

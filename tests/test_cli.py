@@ -159,6 +159,10 @@ def test_problems_seed_writes_the_tunable_seed_or_a_generated_one(tmp_path: Path
     result = arcengine("problems", "seed", str(FIXTURES / "kernelbench" / "1_Add.py"), "--out", str(out))
     assert result.returncode == 0 and "generated from its reference" in result.stdout
     assert "class ModelNew(Model)" in out.read_text() and "TUNABLES = " in out.read_text()
+    assert "COORDINATE_DESCENT = " in out.read_text()  # on a GPU, Inductor's knobs are tunables too
+    result = arcengine("problems", "seed", str(FIXTURES / "kernelbench" / "1_Add.py"), "--out", str(out), "--device",
+                       "cpu")
+    assert result.returncode == 0 and "GPU only" in result.stdout and "COORDINATE_DESCENT" not in out.read_text()
     result = arcengine("problems", "seed", str(SCALE), "--out", str(tmp_path / "missing" / "seed.py"))
     assert result.returncode == 2 and result.stderr.strip().startswith("arcengine: error: cannot write")
 
