@@ -12,7 +12,7 @@ from arcengine.domain import library_seed
 from arcengine.domain.conclusions import Recall
 from arcengine.domain.problem import load_problem, shipped_problem_names
 from arcengine.domain.skills import Skill
-from arcengine.domain.tunables import apply_settings, read_tunables
+from arcengine.domain.tunables import apply_settings, inert, read_conditions, read_tunables
 from arcengine.guard.child.baselines import BUILTIN_ROUTES
 from arcengine.guard.gate import check_source
 from arcengine.providers.base import AgentContext
@@ -32,9 +32,9 @@ def test_every_problems_generated_seed_passes_the_gate_and_its_tunables_round_tr
     space, settings = read_tunables(source)
     library = [route for route in problem.baseline_routes if route not in BUILTIN_ROUTES]
     assert space["ROUTE"] == library_seed.ROUTES + [f"library:{name}" for name in library]
-    assert set(space) == {"ROUTE", *library_seed.INDUCTOR_KNOBS}  # Inductor's knobs: on a GPU only
-    defaults = {name: values[0] for name, (_, values) in library_seed.INDUCTOR_KNOBS.items()}
-    assert settings == {"ROUTE": "eager", **defaults}
+    knobs = {name for name, knob in library_seed.KNOBS.items() if name in space}  # on a GPU only
+    assert set(space) == {"ROUTE", *knobs} and knobs >= {"COORDINATE_DESCENT", "SPLIT_REDUCTIONS"}
+    assert settings == {"ROUTE": "eager", **{name: library_seed.KNOBS[name].values[0] for name in knobs}}
     for name, values in space.items():
         for value in values:
             tuned = apply_settings(source, {name: value})
@@ -42,6 +42,26 @@ def test_every_problems_generated_seed_passes_the_gate_and_its_tunables_round_tr
             assert check_source(tuned, problem.entry).ok
             compile(tuned, "library_seed.py", "exec")
     assert set(read_tunables(library_seed.library_seed(problem, "cpu"))[0]) == {"ROUTE"}
+
+
+def test_library_knobs_are_offered_where_the_reference_calls_for_them_and_matter_only_under_their_routes() -> None:
+    gemm = library_seed.library_seed(load_problem("gemm_residual"), "cuda")
+    space, _ = read_tunables(gemm)
+    when = read_conditions(gemm)
+    assert "GEMM_BACKENDS" in space and "CUDNN_BENCHMARK" not in space  # a GEMM, no convolution
+    assert when["GEMM_BACKENDS"] == {"ROUTE": ["compile:max-autotune-no-cudagraphs", "compile:max-autotune"]}
+    assert when["COORDINATE_DESCENT"]["ROUTE"] == [route for route in space["ROUTE"] if route.startswith("compile:")]
+    assert "GEMM_BACKENDS" not in read_tunables(library_seed.library_seed(load_problem("rmsnorm"), "cuda"))[0]
+
+def test_cudnns_search_is_offered_for_a_convolution_and_matters_on_every_route(tmp_path: Path) -> None:
+    conv = tmp_path / "conv.py"
+    conv.write_text((FIXTURES / "kernelbench" / "1_Add.py").read_text().replace("return a + b",
+                                                                                "return torch.conv1d(a, b)"))
+    source = library_seed.library_seed(load_problem(conv), "cuda")
+    assert "CUDNN_BENCHMARK" in read_tunables(source)[0] and "CUDNN_BENCHMARK" not in read_conditions(source)
+    assert check_source(apply_settings(source, {"CUDNN_BENCHMARK": True}), "ModelNew").ok
+    assert not inert({"ROUTE": "eager", "CUDNN_BENCHMARK": False}, {"ROUTE": "eager", "CUDNN_BENCHMARK": True},
+                     read_conditions(source))
 
 
 def test_a_problem_with_a_tunable_seed_keeps_it() -> None:
