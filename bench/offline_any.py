@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from campaign_figures import figures
-from measure import CampaignFailed, environment, run_campaign
+from measure import CampaignFailed, environment, guard_eval, run_campaign
 
 from arcengine.domain.tunables import read_tunables
 from arcengine.guard.sol import geometric_mean
@@ -50,25 +49,25 @@ def measure(path: Path, budget: int, agents: int, device: str, time_limit: float
         args = [str(path), "--agents", str(agents), "--budget", str(budget), "--device", device, "--plateau", "1000",
                 "--out", runs, *(["--time-limit", str(time_limit)] if time_limit else [])]
         summary = run_campaign(args)
-        measured = figures(summary)
         run_dir = Path(summary["run_dir"])
+        best_file = run_dir / "best.py"
+        judged = guard_eval(summary["problem_dir"], str(best_file), device)  # beside eager and compile
         seed, best = (read_tunables(file.read_text(encoding="utf-8"))[1]
-                      for file in (run_dir / "candidates" / _seed_file(summary), run_dir / "best.py"))
+                      for file in (run_dir / "candidates" / _seed_file(summary), best_file))
     rows = []
-    for row in measured["workloads"]:
-        times = row["time_us"]
-        compile_us = row["baseline_routes_us"].get("compile")
-        rows.append({"axes": row["axes"], "eager_us": times["reference"], "compile_us": compile_us,
-                     "best_us": times["best"],
-                     "best_over_compile": compile_us / times["best"] if compile_us and times["best"] else None,
-                     "best_over_eager": times["reference"] / times["best"] if times["best"] else None,
+    for row in judged["workloads"]:
+        compile_us, best_us, eager_us = row["baseline_times_us"].get("compile"), row["time_us"], row["ref_time_us"]
+        rows.append({"axes": row["axes"], "held_out": row["held_out"], "eager_us": eager_us, "compile_us": compile_us,
+                     "best_us": best_us,
+                     "best_over_compile": compile_us / best_us if compile_us and best_us else None,
+                     "best_over_eager": eager_us / best_us if eager_us and best_us else None,
                      "compile_failure": row["baseline_failures"].get("compile")})
     return {"campaign": {key: summary.get(key) for key in ("candidates", "decisions", "best", "stop_reason")},
-            "verdict": measured["verdicts"]["best"], "workloads": rows,
+            "verdict": judged["verdict"], "workloads": rows,
             "changed": {name: {"from": seed.get(name), "to": value} for name, value in best.items()
                         if seed.get(name) != value},
-            "best_over_compile": _mean(r["best_over_compile"] for r in rows),
-            "best_over_eager": _mean(r["best_over_eager"] for r in rows)}
+            "best_over_compile": _mean(r["best_over_compile"] for r in rows if not r["held_out"]),
+            "best_over_eager": _mean(r["best_over_eager"] for r in rows if not r["held_out"])}
 
 
 def _seed_file(summary: dict[str, Any]) -> str:
