@@ -11,6 +11,7 @@ the same catalogue (GPU-only entries included) on a GPU.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -61,6 +62,16 @@ def test_catalogue_is_complete_and_well_formed() -> None:
         assert entry.description and entry.source, entry.name
         assert entry.problem_argument, entry.name
     assert set(GAPS) <= {entry.name for entry in CPU_ENTRIES}, "GAPS names an entry that is not run on CPU"
+
+
+def test_an_earlier_runs_slowest_entries_start_first_and_new_ones_before_them(tmp_path: Path) -> None:
+    first, second, third = ENTRIES[:3]
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"entries": [{"name": first.name, "got": {"seconds": 3.0}},
+                                               {"name": second.name, "got": {"seconds": 90.0}}]}))
+    ordered = runner._longest_first([first, second, third], earlier)
+    assert [entry.name for entry in ordered] == [third.name, second.name, first.name]
+    assert runner._longest_first([first, second, third], None) == [first, second, third]
 
 
 @pytest.mark.parametrize("entry", [_param(entry) for entry in CPU_ENTRIES])
