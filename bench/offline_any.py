@@ -9,7 +9,7 @@ compile, best and what the tuner changed.
 
 DIR is KernelBench's problem folder (its level1/, level2/ ...: ScalingIntelligence/KernelBench's KernelBench/).
 OUT.json is rewritten after each problem and a rerun skips the problems it holds, so the list can be measured
-over several calls.
+over several calls (each problem records its own date and commit).
 
 The problems were chosen before any was measured, none covered by a shipped problem, each for what it asks of
 the search (PROBLEMS below).
@@ -70,6 +70,11 @@ def measure(path: Path, budget: int, agents: int, device: str, time_limit: float
             "best_over_eager": _mean(r["best_over_eager"] for r in rows if not r["held_out"])}
 
 
+def measured_when() -> dict[str, Any]:
+    """When and on which code a problem was measured: a list may take several calls, on a later commit."""
+    return {key: value for key, value in environment(torch.device("cpu")).items() if key in ("date", "commit")}
+
+
 def _seed_file(summary: dict[str, Any]) -> str:
     """The generated seed's candidate file (the last seed: the problem's own come first)."""
     seeds = summary.get("seeds") or [{"candidate": "c0000"}]
@@ -106,10 +111,10 @@ def main() -> int:
         if name in document["problems"]:
             continue
         try:
-            document["problems"][name] = {"why": PROBLEMS.get(name), **measure(
+            document["problems"][name] = {"why": PROBLEMS.get(name), **measured_when(), **measure(
                 args.kernelbench / name, args.budget, args.agents, args.device, args.time_limit)}
         except CampaignFailed as error:
-            document["problems"][name] = {"why": PROBLEMS.get(name), "failed": str(error)}
+            document["problems"][name] = {"why": PROBLEMS.get(name), **measured_when(), "failed": str(error)}
         document["headline"] = headline(document["problems"])
         args.out.write_text(json.dumps(document, indent=2))
         print(name, json.dumps({k: document["problems"][name].get(k) for k in ("best_over_compile", "changed",
