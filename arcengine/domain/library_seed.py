@@ -78,7 +78,6 @@ _LIBRARY = {{{library}}}
 
 def _choices():
     """The choices TUNABLES make for the code the route runs (None: the library's own)."""
-    import torch._inductor.config
 {assignments}
 
 def _compile(fn):
@@ -103,7 +102,10 @@ def _settings(routes: list[str], library: list[str], device: str, code: str) -> 
     tunables = {"ROUTE": routes, **{name: knob.values for name, knob in knobs.items()}}
     when = {name: {"ROUTE": [route for route in routes if route.startswith(knob.routes)]}
             for name, knob in knobs.items() if knob.routes}
-    assignments = "".join(
+    # Inductor's configuration is imported only where a knob sets it: an eager seed pays no import.
+    assignments = "    import torch._inductor.config\n" if any(
+        knob.setting.startswith(_INDUCTOR) for knob in knobs.values()) else ""
+    assignments += "".join(
         f"    if {name} is not None:\n        {knob.setting} = {name}\n" if None in knob.values else
         f"    {knob.setting} = {name}\n" for name, knob in knobs.items()) or "    pass\n"
     defaults = "".join(f"{name} = {knob.values[0]!r}\n" for name, knob in knobs.items())
