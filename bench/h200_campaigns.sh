@@ -8,6 +8,7 @@ set -uo pipefail
 OUT=${OUT:-bench/out}
 BUDGET=${BUDGET:-60}
 mkdir -p "$OUT"
+source bench/gpu_tag.sh
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"  # the bench scripts import arcengine from this tree
 for problem in ${PROBLEMS:-rmsnorm softmax gemm_residual}; do
   command="arcengine run $problem --agents 4 --budget $BUDGET --device cuda --plateau 1000 ${TIME_LIMIT:+--time-limit $TIME_LIMIT}"
@@ -18,7 +19,7 @@ for problem in ${PROBLEMS:-rmsnorm softmax gemm_residual}; do
   mkdir -p "$OUT/$problem-kernels"
   cp "$run_dir/best.py" "$run_dir"/candidates/c0000*.py "$OUT/$problem-kernels/"  # every seed
   if [[ ${FIGURES:-1} != 0 ]]; then
-    python3 bench/campaign_figures.py "$OUT/$problem-summary.json" "$OUT/campaign-$problem-h200.json" "$command"
+    python3 bench/campaign_figures.py "$OUT/$problem-summary.json" "$OUT/campaign-$problem-$GPU.json" "$command"
   fi
   rm -rf "$OUT"/runs/*/kernel-cache
 done

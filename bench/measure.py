@@ -11,6 +11,7 @@ import platform
 import random
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,22 +46,35 @@ class CampaignFailed(Exception):
 
 
 def run_campaign(args: list[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``arcengine run ARGS --json`` in a process of its own; its summary."""
-    done = subprocess.run([sys.executable, "-m", "arcengine.cli", "run", *args, "--json"], capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, check=False)
+    """``arcengine run ARGS --json`` in a process of its own; its summary. Its lines stream to this stderr as they
+    come, so a call cut short by its time limit still shows how far it got."""
+    done, last = _streamed(["run", *args, "--json"], env)
     if done.returncode != 0:
-        raise CampaignFailed((done.stderr.strip().splitlines() or ["no output"])[-1])
+        raise CampaignFailed(last or "no output")
     return json.loads(done.stdout)
 
 
 def guard_eval(problem: str, candidate: str, device: str) -> dict[str, Any]:
     """``arcengine eval --json`` of one file in a process of its own: the guard's verdict and figures (a failing
     verdict is a figure too, recorded as it is), the baseline checked and timed beside the reference."""
-    done = subprocess.run([sys.executable, "-m", "arcengine.cli", "eval", problem, candidate, "--device", device,
-                           "--json"], capture_output=True, text=True, check=False)
+    done, last = _streamed(["eval", problem, candidate, "--device", device, "--json"])
     if not done.stdout.strip():
-        raise CampaignFailed(f"eval of {candidate} printed nothing: {done.stderr.strip()[-500:]}")
+        raise CampaignFailed(f"eval of {candidate} printed nothing: {last}")
     return json.loads(done.stdout)
+
+
+def _streamed(args: list[str], env: Mapping[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], str]:
+    """An arcengine command: its stdout kept, its stderr copied here line by line; and its last stderr line."""
+    with tempfile.TemporaryFile("w+") as stdout:
+        with subprocess.Popen([sys.executable, "-m", "arcengine.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
+                              text=True, env={**os.environ, **(env or {})}) as process:
+            assert process.stderr is not None
+            last = ""
+            for line in process.stderr:
+                sys.stderr.write(line)
+                last = line.strip() or last
+        stdout.seek(0)
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout.read(), None), last
 
 
 def environment(device: torch.device) -> dict[str, Any]:
