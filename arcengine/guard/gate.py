@@ -10,8 +10,9 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    triton.runtime.build), processes and signals (subprocess, multiprocessing, pty, signal, torch.utils.data,
    torch.distributed, ...), threads, dynamic import and code (importlib, runpy, code, timeit, pkgutil,
    torch.utils.benchmark, ...), introspection (gc, inspect), serialisation
-   (pickle, marshal, shelve, torch.load), the guard itself (arcengine*); imported, or reached as an attribute of
-   another module (``torch.multiprocessing``, ``tempfile._thread``). Star and relative imports are refused too.
+   (pickle, marshal, shelve, torch.load), views of memory at any address (numpy's stride_tricks), the guard
+   itself (arcengine*); imported, or reached as an attribute of another module (``torch.multiprocessing``,
+   ``tempfile._thread``). Star and relative imports are refused too.
 2. Dynamic code: exec, eval, compile, __import__, breakpoint, types.CodeType/FunctionType, type() with three
    arguments, loaders of native code wherever re-exported (load_library, load_inline, compile_module_from_src),
    and evaluators of strings (typing.get_type_hints, typing.ForwardRef, ``_evaluate``). Strings inside annotations
@@ -22,7 +23,9 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    tb_next, co_consts, cell_contents, ...) and every dunder attribute but the ordinary protocol ones in
    ALLOWED_DUNDERS (``__dict__``, ``__globals__``, ``__self__``, ``__subclasses__``, ``__getattribute__``,
    ``__setattr__``, ``__loader__`` ... are refused); these names are also refused as match-pattern attributes,
-   keyword names and string constants, so reflective APIs cannot take them either.
+   keyword names and string constants, so reflective APIs cannot take them either. So is numpy's array interface
+   (``__array_interface__``, ``__array_struct__``), defined, bound or named: numpy makes an array at whatever
+   address it names, the process's own memory read and written from Python.
 5. Modules used as values: a module bound by ``import``, and sys, os, io, os.environ and torch.library however
    reached, may only be used through their attributes (``type(sys)``, ``m = sys``, ``f(torch)`` are refused).
 6. sys, os and io by allowlist (ALLOWED_MEMBERS): versions and limits, stdout/stderr, the environment, paths and
@@ -31,8 +34,12 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    os.fdopen, os.open, os.pipe, os.kill, os.fork, os.posix_spawn, ...); io.FileIO and io.open; writing the
    environment (compilers the harness runs read it: TRITON_PTXAS_PATH runs any program). ``open()`` of an int or
    with opener/closefd, ``.fileno()``, and paths naming descriptors or process memory (/proc/<pid>/fd,
-   /proc/<pid>/mem, /dev/fd) are refused as well. Private members of standard-library modules are refused
-   (``uuid._get_command_stdout`` runs a command), but faulthandler's (they only crash: a fail).
+   /proc/<pid>/mem, /dev/fd) are refused as well; at run time the untrusted workers refuse every Python-level open
+   of such a path or of their socket, however computed (guard/child/opens.py). Private members of standard-library
+   modules are refused (``uuid._get_command_stdout`` runs a command), but faulthandler's (they only crash: a fail).
+   So are the private submodules of torch, numpy and triton (``torch._utils``, ``torch.utils._pytree``,
+   ``torch._dynamo.trace_rules``), which hold helpers that import a module named by a computed string, but for
+   ALLOWED_PRIVATE_MODULES (torch._dynamo and torch.compile's configuration); their private functions stay allowed.
 7. Intercepting PyTorch operators: torch._C and torch's private operator machinery (torch._ops, torch._library,
    torch._subclasses, ...); torch.overrides and torch.utils._python_dispatch (function and dispatch modes, and the
    mode classes by name wherever they are re-exported); ``__torch_function__``/``__torch_dispatch__`` defined,
@@ -60,11 +67,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import re
 import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 # Modules refused by any path (a name here refuses its submodules too).
@@ -85,6 +94,8 @@ FORBIDDEN_MODULES = {
     "torch._inductor.async_compile", "torch._inductor.cpp_builder", "torch.hub", "torch.package",
     "torch.serialization", "torch.utils.benchmark", "torch.utils.data", "torch.distributed",
     "torch._inductor.compile_worker",
+    # views of memory at any address: as_strided unchecked, and the interface dict it builds them from
+    "numpy.lib.stride_tricks", "numpy.lib._stride_tricks_impl",
 }
 # Attributes refused by any path, beside the modules above.
 FORBIDDEN_ATTRIBUTES = {
@@ -103,6 +114,12 @@ RENAMED_MODULES = {"posix": "os", "nt": "os", "_io": "io"}
 # The standard library's private members are refused (`uuid._get_command_stdout` runs a command, `tempfile._os` is
 # os); torch's, triton's and numpy's are not (torch._scaled_mm), but for the forbidden ones above.
 STDLIB_MODULES = frozenset(sys.stdlib_module_names)
+# The private submodules of these libraries are refused but for ALLOWED_PRIVATE_MODULES: they hold helpers that
+# import a module named by a string computed at run time (torch._utils._import_dotted_name, trace_rules' loaders,
+# ...), which would hand candidate code gc, sys or the harness. Their private functions stay allowed (torch._scaled_mm).
+PRIVATE_CHECKED = ("torch", "numpy", "triton")
+ALLOWED_PRIVATE_MODULES = {"torch._dynamo", "torch._dynamo.config", "torch._inductor", "torch._inductor.config",
+                           "torch._functorch", "torch._functorch.config", "torch._logging"}
 # sys, os and io by allowlist: what an honest kernel needs of them.
 ALLOWED_MEMBERS = {
     "sys": {"version", "version_info", "hexversion", "implementation", "platform", "byteorder", "maxsize",
@@ -158,14 +175,17 @@ INTERCEPTION = {
     "py_impl", "py_kernels", "py_functionalize_impl", "python_key_table", "functorch_table",
     "register_module_forward_hook", "register_module_forward_pre_hook",
 }
-REFUSED_STRINGS = INTROSPECTION | INTERCEPTION
+# numpy makes an array of whatever address such an attribute names: the process's memory, read and written from
+# Python (defined by a class, a computed namespace or a keyword; a string constant is how a namespace names it).
+RAW_MEMORY = {"__array_interface__", "__array_struct__"}
+REFUSED_STRINGS = INTROSPECTION | INTERCEPTION | RAW_MEMORY
 # Dunder attributes an honest kernel uses; any other (__dict__, __self__, __mro__, __loader__, ...) is refused.
 ALLOWED_DUNDERS = {f"__{name}__" for name in (
     "name", "qualname", "doc", "module", "version", "file", "class", "init", "new", "call", "enter", "exit", "len",
     "iter", "next", "getitem", "setitem", "contains", "repr", "str", "format", "hash", "bool", "index", "int",
     "float", "eq", "ne", "lt", "le", "gt", "ge", "neg", "pos", "abs", "add", "sub", "mul", "matmul", "truediv",
     "floordiv", "mod", "pow", "and", "or", "xor", "radd", "rsub", "rmul", "rtruediv", "wrapped",
-    "cuda_array_interface", "array_interface", "array", "dlpack", "dlpack_device",
+    "cuda_array_interface", "array", "dlpack", "dlpack_device",
 )}
 # Dunder names a module may read, and those it may bind.
 ALLOWED_DUNDER_NAMES = ALLOWED_DUNDERS | {"__debug__", "__package__"}
@@ -248,12 +268,37 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
         return False
     if parts[0] in STDLIB_MODULES and any(p.startswith("_") and not _dunder(p) for p in parts[1:]):
         return parts[0] != "faulthandler"  # its private members only crash the process: a fail, not a cheat
+    if parts[0] in PRIVATE_CHECKED and _private_submodule(tuple(parts)):
+        return True
     if parts[:2] == ["os", "environ"] and len(parts) > 2:
         return parts[2] not in ENVIRON_READS
     if parts[0] in ALLOWED_MEMBERS:
         return parts[1] not in ALLOWED_MEMBERS[parts[0]]
     return parts[:2] == ["torch", "library"] and len(parts) > 2 and (
         parts[2] not in LIBRARY_DEFINE | LIBRARY_REGISTER | LIBRARY_FREE)
+
+
+def _private_submodule(parts: tuple[str, ...]) -> bool:
+    """Whether a path of torch, numpy or triton passes through a private submodule outside the allowlist."""
+    private = [n for n in range(2, len(parts) + 1) if parts[n - 1].startswith("_") and not _dunder(parts[n - 1])]
+    # Every module from the first private component down: torch._dynamo.trace_rules is private as torch._dynamo is.
+    return bool(private) and any(_is_module(parts[:n]) and ".".join(parts[:n]) not in ALLOWED_PRIVATE_MODULES
+                                 for n in range(private[0], len(parts) + 1))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_module(parts: tuple[str, ...]) -> bool:
+    """Whether a dotted path names a module of an installed package, read from its files (nothing is imported)."""
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return False
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(root, *parts[1:])
+        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file() or any(
+                path.parent.glob(f"{parts[-1]}.*.so")):
+            return True
+    return False
 
 
 def _constant_name(call: ast.Call) -> str | None:
@@ -406,6 +451,8 @@ class _Checker:
         return None
 
     def function_violation(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        if node.name in RAW_MEMORY:
+            return f"defines {node.name} (numpy reads and writes memory at any address it names)"
         return f"defines {node.name} (intercepts PyTorch operators)" if node.name in INTERCEPTION else None
 
     def subscript_violation(self, node: ast.Subscript) -> str | None:

@@ -586,3 +586,52 @@ def test_the_knobs_honest_kernels_set_for_their_own_process_are_not_patches(snip
 )
 def test_only_those_knobs(snippet: str, needle: str) -> None:
     _rejected(snippet, needle)
+
+
+# numpy builds an array at whatever address an array interface names: the process's memory, from Python.
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("class R:\n    __array_interface__ = {'data': (8, False)}", "__array_interface__"),
+        ("class R:\n    @property\n    def __array_interface__(self):\n        return {}", "__array_interface__"),
+        ("import types\nr = types.SimpleNamespace(__array_interface__={})", "__array_interface__"),
+        ("import abc\nR = abc.ABCMeta('R', (), {'__array_interface__': 1})", "__array_interface__"),
+        ("import numpy as np\np = np.zeros(1).__array_interface__['data'][0]", "__array_interface__"),
+        ("class R:\n    def __array_struct__(self):\n        return 0", "__array_struct__"),
+        ("import numpy as np\nw = np.lib.stride_tricks.as_strided(np.zeros(1), (64,), (1,))", "stride_tricks"),
+        ("from numpy.lib.stride_tricks import as_strided", "stride_tricks"),
+        ("import numpy as np\nw = np.lib._stride_tricks_impl.as_strided(np.zeros(1), (64,))", "stride_tricks"),
+    ],
+)
+def test_rejects_numpy_views_of_any_address(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+def test_the_cuda_array_interface_stays_allowed() -> None:
+    # How a buffer of one GPU library is handed to another; a Triton kernel can cast an int to a pointer anyway.
+    snippet = "class B:\n    @property\n    def __cuda_array_interface__(self):\n        return {}\n"
+    assert check_source(snippet + RUN).ok
+
+
+# Private submodules of torch, numpy and triton hold helpers that import whatever a computed string names.
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\nm = torch._utils._import_dotted_name('g' + 'c')", "torch._utils"),
+        ("from torch import _utils as u", "_utils"),
+        ("import torch._dynamo.trace_rules as rules", "torch._dynamo.trace_rules"),
+        ("import torch\nf = torch.utils._pytree.tree_map", "torch.utils._pytree"),
+        ("import torch._inductor.utils", "torch._inductor.utils"),
+        ("import numpy as np\nm = np._core.multiarray", "numpy._core"),
+    ],
+)
+def test_rejects_private_submodules_of_the_libraries(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+def test_private_functions_and_torch_compiles_configuration_stay_allowed() -> None:
+    snippet = ("import torch\nimport torch._dynamo\nf = torch._scaled_mm\ntorch._dynamo.reset()\n"
+               "torch._dynamo.mark_dynamic\ntorch._dynamo.config.cache_size_limit = 64\n"
+               "torch._inductor.config.coordinate_descent_tuning = True\n"
+               "torch._functorch.config.donated_buffer = False\n")
+    assert check_source(snippet + RUN).ok

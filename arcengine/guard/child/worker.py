@@ -43,7 +43,9 @@ from arcengine.guard.child import (
     correctness,
     destinations,
     distributions,
+    frozen,
     native_build,
+    opens,
     precompile,
     process,
     threads,
@@ -237,6 +239,8 @@ class Worker:
         self.destinations = bool(command.get("destination_passing")) and self.role in CANDIDATE_ROLES
         if self.role in CANDIDATE_ROLES:  # untrusted code may touch no process that judges it, from here on
             confine.shield(set(command.get("protect") or ()) - {os.getpid()})
+            opens.install()
+            frozen.freeze_tensor()
         if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
             native_build.install(native_build.BUILD_LIMIT_S["compiler" if command.get("precompile") else "import"])
         compiler = None
@@ -262,7 +266,7 @@ class Worker:
             compiler_report["exit"] = compiler.reap()
         seconds["load"] = perf_counter() - started - seconds.get("precompile", 0.0)
         if failure is None:
-            failure = self.seal.broken()
+            failure = opens.refusal() or self.seal.broken()
         return {"ok": failure is None, "failure": failure, "seconds": seconds, "compiler": compiler_report}, []
 
     def _import(self) -> str | None:
@@ -467,7 +471,7 @@ class Worker:
     def tampering(self) -> str | None:
         """Patched harness functions or settings, or threads the module left running."""
         assert self.seal is not None
-        broken = self.seal.broken()
+        broken = opens.refusal() or self.seal.broken()
         if broken is not None:
             return broken
         alive = [t.name for t in threading.enumerate() if t.ident not in self.threads_before and t.is_alive()]

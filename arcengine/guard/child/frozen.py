@@ -1,0 +1,32 @@
+"""torch.Tensor made immutable in untrusted workers, before any of a role's code is imported.
+
+The harness calls methods of the tensors a call returns and of the inputs it checks (``detach``, ``clone``, ...)
+once the call is over. ``torch.Tensor`` is a Python class: code that gets it as a value (a parameter, which no
+static reading follows) could shadow one of those methods for a single harness call, do its work there, after the
+clock, and remove the shadow before the seal looks. An immutable type refuses every such assignment
+(``TypeError``), which closes the class by construction; PyTorch sets no attribute on it after its import (only a
+private backend's registration does). Where the type object is not laid out as expected, nothing is changed and
+the seal's checks remain.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+
+IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE
+_FLAGS_OFFSET = 21 * ctypes.sizeof(ctypes.c_void_p)  # tp_flags, after PyTypeObject's 21 pointer-sized fields
+
+
+def freeze(cls: type) -> bool:
+    """Make ``cls`` refuse attribute assignment and deletion; whether it now does."""
+    flags = ctypes.c_ulong.from_address(id(cls) + _FLAGS_OFFSET)
+    if flags.value != cls.__flags__:  # not the layout this expects: leave it alone
+        return False
+    flags.value |= IMMUTABLE_TYPE
+    return bool(cls.__flags__ & IMMUTABLE_TYPE)
+
+
+def freeze_tensor() -> bool:
+    return freeze(torch.Tensor)

@@ -1,0 +1,63 @@
+"""Opens of process memory and of the worker's socket, refused at run time (arcengine.guard.child.opens): in a fresh
+process, since an audit hook cannot be removed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from arcengine.guard.child import opens
+
+
+@pytest.mark.parametrize("path", [
+    "/proc/self/mem", "/proc/thread-self/mem", "/proc/1/mem", "/proc/self/task/1/mem", "/proc/self/fd/0",
+    "/proc/self/fdinfo", "/proc/self/map_files/", "/dev/mem", "/dev/fd/0", "/proc/self/../self/mem",
+])
+def test_paths_that_reach_process_memory_or_descriptors_are_refused(path: str) -> None:
+    assert opens._refused_open(path) is not None
+    assert opens._refused_open(path.encode()) is not None
+
+
+@pytest.mark.parametrize("path", ["/proc/self/maps", "/proc/self/status", "/proc/cpuinfo", "/tmp/memo", "/dev/null",
+                                  "relative/mem"])
+def test_ordinary_paths_pass(path: str) -> None:
+    assert opens._refused_open(path) is None
+
+
+def _run(body: str) -> subprocess.CompletedProcess[str]:
+    script = "from arcengine.guard.child import opens\nopens.install()\n" + textwrap.dedent(body)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+
+
+def test_a_computed_path_a_link_and_a_socket_descriptor_are_refused_and_remembered(tmp_path) -> None:
+    done = _run(f"""
+        import os, pathlib, socket
+        attempts = []
+        link = pathlib.Path({str(tmp_path)!r}) / "innocent"
+        link.symlink_to("/proc/self/mem")
+        left, right = socket.socketpair()
+        for target in (pathlib.Path("/pr" + "oc") / "self" / ("m" + "em"), str(link), right.fileno()):
+            try:
+                open(target, "rb")
+            except PermissionError as refused:
+                attempts.append(str(refused))
+        with open({str(tmp_path / "plain")!r}, "w") as handle:  # an ordinary file, and a descriptor of one
+            handle.write("ok")
+        with open(os.open({str(tmp_path / "plain")!r}, os.O_RDONLY)) as handle:
+            assert handle.read() == "ok"
+        print(len(attempts))
+        print(opens.refusal())
+    """)
+    assert done.returncode == 0, done.stderr
+    count, first = done.stdout.splitlines()
+    assert count == "3"
+    assert first == "opened /proc/self/mem, which reaches process memory or descriptors"
+
+
+def test_nothing_refused_leaves_no_reason() -> None:
+    done = _run("open('/proc/self/status').read(); print(opens.refusal())")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "None"
