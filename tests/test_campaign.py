@@ -17,7 +17,7 @@ from arcengine.engine.campaign import Campaign
 from arcengine.providers.base import AgentContext
 from arcengine.providers.scripted import ScriptedProvider
 from arcengine.recording.eventlog import read_events
-from tests.conftest import scale_source
+from tests.conftest import SCALE, scale_source
 
 FAST = scale_source("return x * 2 + 1")
 
@@ -144,6 +144,20 @@ async def test_target_speedup_stops_the_campaign(campaign_config) -> None:
     summary = await Campaign(config, provider=ScriptedProvider([FAST], cycle=True)).run()
     assert summary.stop_reason.startswith("target speedup")
     assert summary.candidates == 1
+
+
+async def test_the_time_limit_counts_from_the_campaigns_start(campaign_config, tmp_path: Path) -> None:
+    # A seed that takes 2 s to import, under a 1 s limit: the seed is still judged (the incumbent), and the agents,
+    # which would have had a second of their own had the limit counted from their start, propose nothing.
+    problem = tmp_path / "slow_seed"
+    shutil.copytree(SCALE, problem)
+    seed = problem / "seed.py"
+    seed.write_text("import time\n\ntime.sleep(2.0)\n" + seed.read_text())
+    config = campaign_config(problem=str(problem), budget=6, time_limit_s=1.0, plateau=None)
+    summary = await Campaign(config, provider=ScriptedProvider([FAST], cycle=True)).run()
+    assert summary.stop_reason == "time limit reached"
+    proposed = [e for e in read_events(Path(summary.run_dir) / "events.jsonl") if isinstance(e, CandidateProposed)]
+    assert [e.candidate_id for e in proposed] == ["c0000"]
 
 
 @pytest.mark.parametrize("scope", ["shared", "private"])

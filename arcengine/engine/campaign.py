@@ -371,7 +371,6 @@ class Campaign:
                 interrupted=[a.interrupted.candidate_id for a in history.agents.values() if a.interrupted]))
         for profiled in await self.guard.profile(config.device, config.gpus):
             log.info("campaign.device", device=profiled.device, gpu=profiled.gpu)
-        time_left = (config.time_limit_s or float("inf")) - (history.elapsed_s if history else 0.0)
         async with anyio.create_task_group() as workers:
             workers.start_soon(self.guard.work)
             if history is not None and history.agents:
@@ -381,11 +380,14 @@ class Campaign:
             if not seed_ok:
                 workers.cancel_scope.cancel()
                 return
+            # The limit is the campaign's wall clock from its start (its seeds' judging included; a resumed one
+            # counts what its first run spent): a user's --time-limit bounds the whole run, not only the search.
+            time_left = (config.time_limit_s or float("inf")) - (time.monotonic() - self._started)
             with anyio.move_on_after(time_left) as timer:
                 async with anyio.create_task_group() as agents:
-                    for agent in self.agents:
+                    for agent in self.agents if time_left > 0 else ():
                         agents.start_soon(self._supervise, agent)
-            if timer.cancelled_caught:
+            if timer.cancelled_caught or time_left <= 0:
                 self.stop("time limit reached")
             workers.cancel_scope.cancel()
         if not seed_ok:
