@@ -31,3 +31,20 @@ def test_a_frozen_tensor_class_refuses_shadowing_and_still_computes() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "refused", "detach", "refused", "clone", "refused", "brand_new", "6.0",
                                    "16.0"]
+
+
+def test_the_harness_classes_are_frozen_and_its_functions_unchanged() -> None:
+    script = textwrap.dedent("""
+        from arcengine.guard.child import frozen, timing, worker
+        modules = worker._harness_modules()
+        print(frozen.freeze_classes(modules) > 10)
+        for cls in (timing.CuptiTimer, worker.Worker):
+            try:
+                cls.time = None
+                print("set")
+            except TypeError:
+                print("refused")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "refused", "refused"]

@@ -1,17 +1,21 @@
-"""torch.Tensor made immutable in untrusted workers, before any of a role's code is imported.
+"""torch.Tensor and the harness's own classes made immutable in untrusted workers, before any of a role's code is
+imported.
 
 The harness calls methods of the tensors a call returns and of the inputs it checks (``detach``, ``clone``, ...)
 once the call is over. ``torch.Tensor`` is a Python class: code that gets it as a value (a parameter, which no
 static reading follows) could shadow one of those methods for a single harness call, do its work there, after the
 clock, and remove the shadow before the seal looks. An immutable type refuses every such assignment
 (``TypeError``), which closes the class by construction; PyTorch sets no attribute on it after its import (only a
-private backend's registration does). Where the type object is not laid out as expected, nothing is changed and
-the seal's checks remain.
+private backend's registration does). The harness's classes (its timer, channel, checks) get the same, for code
+that reaches them by a route the gate does not know; none of them changes after its definition. Where a type
+object is not laid out as expected, nothing is changed and the seal's checks remain.
 """
 
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterable
+from types import ModuleType
 
 import torch
 
@@ -30,3 +34,9 @@ def freeze(cls: type) -> bool:
 
 def freeze_tensor() -> bool:
     return freeze(torch.Tensor)
+
+
+def freeze_classes(modules: Iterable[ModuleType]) -> int:
+    """Freeze every class defined in ``modules`` (not those they import); how many now refuse assignment."""
+    return sum(freeze(value) for module in modules for value in list(vars(module).values())
+               if isinstance(value, type) and value.__module__ == module.__name__)

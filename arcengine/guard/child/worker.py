@@ -257,6 +257,8 @@ class Worker:
             with contextlib.suppress(ImportError):  # the timer's records: sealed before any module can touch them
                 importlib.import_module("cupti.cupti")
         self.seal = _seal(self.reference)
+        if self.role in CANDIDATE_ROLES:  # a method of its own shadowed for one use would escape the seal
+            frozen.freeze_classes(_harness_modules())
         self.threads_before = {thread.ident for thread in threading.enumerate()}
         self.thread_count_before = _thread._count()
         failure = self._import()
@@ -506,13 +508,18 @@ def _seal(reference: ModuleType) -> correctness.HarnessSeal:
     """The seal over everything this worker's harness reads: its own modules and torch (the default), what it
     speaks to the judge with (json, struct, the socket class), the reference's input maker and, on a GPU, CUPTI's
     functions that its timer calls."""
-    harness = [correctness, destinations, timing, channel, distributions, process, sys.modules[__name__], json,
-               struct]
+    harness = [*_harness_modules(), json, struct]
     cupti = sys.modules.get("cupti.cupti")
     seal = correctness.default_seal([*harness, *([cupti] if cupti is not None else [])])
     seal.watch_class(socket.socket)
     seal.watch_module(reference, ("make_inputs",))
     return seal
+
+
+def _harness_modules() -> list[ModuleType]:
+    """The worker's own code, which runs after untrusted code in the same process."""
+    return [correctness, destinations, timing, channel, distributions, process, threads, opens,
+            sys.modules[__name__]]
 
 
 def _quiet_tqdm() -> None:
