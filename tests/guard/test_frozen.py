@@ -33,18 +33,20 @@ def test_a_frozen_tensor_class_refuses_shadowing_and_still_computes() -> None:
                                    "16.0"]
 
 
-def test_the_harness_classes_are_frozen_and_its_functions_unchanged() -> None:
+def test_the_harness_classes_and_modules_refuse_assignment() -> None:
     script = textwrap.dedent("""
         from arcengine.guard.child import frozen, timing, worker
         modules = worker._harness_modules()
         print(frozen.freeze_classes(modules) > 10)
-        for cls in (timing.CuptiTimer, worker.Worker):
+        frozen.seal_modules(modules)
+        for owner in (timing.CuptiTimer, worker.Worker, timing):  # a harness module's function too
             try:
-                cls.time = None
+                owner.time = None
                 print("set")
             except TypeError:
                 print("refused")
+        print(callable(timing.block_spans))
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["True", "refused", "refused"]
+    assert done.stdout.split() == ["True", "refused", "refused", "refused", "True"]

@@ -1,5 +1,5 @@
-"""torch.Tensor and the harness's own classes made immutable in untrusted workers, before any of a role's code is
-imported.
+"""torch.Tensor, the harness's own classes and its modules made immutable in untrusted workers, before any of a
+role's code is imported.
 
 The harness calls methods of the tensors a call returns and of the inputs it checks (``detach``, ``clone``, ...)
 once the call is over. ``torch.Tensor`` is a Python class: code that gets it as a value (a parameter, which no
@@ -7,7 +7,8 @@ static reading follows) could shadow one of those methods for a single harness c
 clock, and remove the shadow before the seal looks. An immutable type refuses every such assignment
 (``TypeError``), which closes the class by construction; PyTorch sets no attribute on it after its import (only a
 private backend's registration does). The harness's classes (its timer, channel, checks) get the same, for code
-that reaches them by a route the gate does not know; none of them changes after its definition. Where a type
+that reaches them by a route the gate does not know; none of them changes after its definition. Its modules refuse
+attribute assignment as well (their own code writes its globals directly, not through the module). Where a type
 object is not laid out as expected, nothing is changed and the seal's checks remain.
 """
 
@@ -40,3 +41,21 @@ def freeze_classes(modules: Iterable[ModuleType]) -> int:
     """Freeze every class defined in ``modules`` (not those they import); how many now refuse assignment."""
     return sum(freeze(value) for module in modules for value in list(vars(module).values())
                if isinstance(value, type) and value.__module__ == module.__name__)
+
+
+class _SealedModule(ModuleType):
+    """A module whose attributes cannot be assigned or deleted from outside (``module.name = ...``)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise TypeError(f"cannot set {name!r} of sealed module {self.__name__!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError(f"cannot delete {name!r} of sealed module {self.__name__!r}")
+
+
+def seal_modules(modules: Iterable[ModuleType]) -> None:
+    """Make ``modules`` refuse attribute assignment and deletion, the class that does so refuse change itself."""
+    freeze(_SealedModule)
+    for module in modules:
+        if type(module) is ModuleType:
+            module.__class__ = _SealedModule

@@ -259,6 +259,7 @@ class Worker:
         self.seal = _seal(self.reference)
         if self.role in CANDIDATE_ROLES:  # a method of its own shadowed for one use would escape the seal
             frozen.freeze_classes(_harness_modules())
+            frozen.seal_modules(_harness_modules())
         self.threads_before = {thread.ident for thread in threading.enumerate()}
         self.thread_count_before = _thread._count()
         failure = self._import()
