@@ -13,10 +13,14 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    (pickle, marshal, shelve, torch.load), views of memory at any address (numpy's stride_tricks), the guard
    itself (arcengine*); imported, or reached as an attribute of another module (``torch.multiprocessing``,
    ``tempfile._thread``). Star and relative imports are refused too.
-2. Dynamic code: exec, eval, compile, __import__, breakpoint, types.CodeType/FunctionType, type() with three
-   arguments, loaders of native code wherever re-exported (load_library, load_inline, compile_module_from_src),
-   and evaluators of strings (typing.get_type_hints, typing.ForwardRef, ``_evaluate``). Strings inside annotations
-   are judged as the code they spell: torch.library.custom_op and get_type_hints evaluate them.
+2. Dynamic code: exec, eval, compile, __import__, breakpoint (but a function's own variable of that name, and an
+   unconditional ``from torch import compile``), types.CodeType/FunctionType, type() with three arguments,
+   loaders of native code wherever re-exported (load_library, load_inline, compile_module_from_src), and
+   evaluators of strings (typing.get_type_hints, typing.ForwardRef, ``_evaluate``; sympy, jinja2, pandas, yaml
+   and the unpicklers, as modules). Strings inside annotations are judged as the code they spell:
+   torch.library.custom_op and get_type_hints evaluate them (but Literal's arguments, which are values). A
+   module's ``if __name__ == "__main__":`` block (without an else) is not judged: the guard never runs it, and
+   ``__name__`` cannot be rebound.
 3. Dynamic attribute access: getattr/hasattr/setattr/delattr with a name that is not a string constant, or used
    other than by calling them; vars, globals, locals; operator.attrgetter/methodcaller, string.Formatter.
 4. Introspection: frame, generator, coroutine, traceback, code-object and cell attributes (f_back, gi_frame,
@@ -76,13 +80,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arcengine.guard.shadowing import shadowed_uses
+
 # Modules refused by any path (a name here refuses its submodules too).
 FORBIDDEN_MODULES = {
     "ctypes", "_ctypes", "cffi", "numpy.ctypeslib", "numpy.f2py", "triton.runtime.build",
     "subprocess", "_posixsubprocess", "multiprocessing", "_multiprocessing", "pty", "socket", "_socket", "signal",
     "_signal", "resource", "fcntl", "mmap", "threading", "_thread", "concurrent", "asyncio", "builtins",
     "importlib", "runpy", "code", "codeop", "timeit", "doctest", "pdb", "bdb", "trace", "cProfile", "profile",
-    "pydoc", "pkgutil", "zipimport", "unittest", "logging.config", "webbrowser", "gc", "inspect", "pickle",
+    "pydoc", "pkgutil", "zipimport", "unittest", "logging.config", "webbrowser", "inspect", "pickle",
     "_pickle", "marshal", "shelve", "dbm", "copyreg", "shutil", "arcengine",
     "cupti",  # the activity records the guard times calls with: disabling or flushing them would blind it
     # NVML sets the GPU's clocks and power limit (as root): lowered after its own call, the next role runs slow
@@ -94,6 +100,12 @@ FORBIDDEN_MODULES = {
     "torch._inductor.async_compile", "torch._inductor.cpp_builder", "torch.hub", "torch.package",
     "torch.serialization", "torch.utils.benchmark", "torch.utils.data", "torch.distributed",
     "torch._inductor.compile_worker",
+    # libraries that evaluate strings as Python (sympify, templates, pandas.eval, YAML's object tags, unpicklers),
+    # run programs, or reach processes: a route to anything the rules above refuse, spelled as data
+    "sympy", "jinja2", "mako", "pandas", "numexpr", "yaml", "cloudpickle", "dill", "joblib", "psutil", "IPython",
+    "pytest", "_pytest", "hypothesis", "setuptools", "pip", "distutils", "Cython", "pyximport", "werkzeug",
+    "requests", "urllib", "http",
+    "__main__", "__mp_main__",  # the process's entry module: the harness that imported the candidate
     # views of memory at any address: as_strided unchecked, and the interface dict it builds them from
     "numpy.lib.stride_tricks", "numpy.lib._stride_tricks_impl",
 }
@@ -108,7 +120,7 @@ FORBIDDEN_ATTRIBUTES = {
 # A module's name met inside a path starts the path again (`os.sys.modules` is `sys.modules`, `random._os` is os:
 # leading underscores are the stdlib's way of re-exporting), but for names that torch uses for submodules of its
 # own (torch.signal, torch.profiler.profile, torch.jit.trace, ...).
-MODULE_NAMES = {"sys", "os", "io"} | {
+MODULE_NAMES = {"sys", "os", "io", "gc"} | {
     m for m in FORBIDDEN_MODULES if "." not in m} - {"signal", "code", "trace", "profile", "resource", "timeit"}
 RENAMED_MODULES = {"posix": "os", "nt": "os", "_io": "io"}
 # The standard library's private members are refused (`uuid._get_command_stdout` runs a command, `tempfile._os` is
@@ -118,13 +130,18 @@ STDLIB_MODULES = frozenset(sys.stdlib_module_names)
 # import a module named by a string computed at run time (torch._utils._import_dotted_name, trace_rules' loaders,
 # ...), which would hand candidate code gc, sys or the harness. Their private functions stay allowed (torch._scaled_mm).
 PRIVATE_CHECKED = ("torch", "numpy", "triton")
+# torch.compile's configuration and entry points; what kernels adapted from Inductor's output code import
+# (triton_helpers' libdevice and math, its hints, its heuristics' launch decorators); the has_triton checks.
 ALLOWED_PRIVATE_MODULES = {"torch._dynamo", "torch._dynamo.config", "torch._inductor", "torch._inductor.config",
-                           "torch._functorch", "torch._functorch.config", "torch._logging"}
+                           "torch._functorch", "torch._functorch.config", "torch._logging", "torch._inductor.runtime",
+                           "torch._inductor.runtime.triton_helpers", "torch._inductor.runtime.hints",
+                           "torch._inductor.runtime.triton_heuristics", "torch.utils._triton"}
 # sys, os and io by allowlist: what an honest kernel needs of them.
 ALLOWED_MEMBERS = {
     "sys": {"version", "version_info", "hexversion", "implementation", "platform", "byteorder", "maxsize",
             "float_info", "int_info", "float_repr_style", "stdout", "stderr", "getsizeof", "getrecursionlimit",
-            "getdefaultencoding", "getfilesystemencoding"},
+            "getdefaultencoding", "getfilesystemencoding", "argv"},
+    "gc": {"collect"},  # benchmarking code collects before it measures; the rest of gc reaches every object
     "os": {"environ", "getenv", "path", "sep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
            "cpu_count", "process_cpu_count", "sched_getaffinity", "getpid", "getppid", "getcwd", "fspath", "PathLike",
            "makedirs", "listdir", "scandir", "stat", "urandom"},
@@ -138,12 +155,12 @@ ENVIRON_READS = {"get", "keys", "items", "values", "copy"}
 # the native build cache keys on the architecture list.
 BUILD_ENVIRONMENT = {"TORCH_CUDA_ARCH_LIST", "MAX_JOBS"}
 # Modules that may only be used through their attributes, however they are reached (besides any bound by import).
-ATTRIBUTE_ONLY_MODULES = {"sys", "os", "io", "torch.library", "os.environ"}
+ATTRIBUTE_ONLY_MODULES = {"sys", "os", "io", "gc", "torch.library", "os.environ"}
 # torch.library: what defines a new operator, what registers for one (the candidate's own only), what is free.
 LIBRARY_DEFINE = {"custom_op", "triton_op", "define"}
 LIBRARY_REGISTER = {"register_fake", "register_kernel", "register_autograd", "register_autocast", "register_vmap",
                     "register_torch_dispatch", "impl", "impl_abstract"}
-LIBRARY_FREE = {"wrap_triton", "get_ctx", "opcheck", "CustomOpDef"}
+LIBRARY_FREE = {"wrap_triton", "capture_triton", "get_ctx", "opcheck", "CustomOpDef"}
 TORCH_NAMESPACES = {
     "aten", "prims", "prim", "_", "quantized", "_quantized", "quantization", "sparse", "c10d", "_c10d_functional",
     "_c10d_functional_autograd", "_dtensor", "_native", "_test", "debugprims", "rngprims", "inductor",
@@ -159,7 +176,7 @@ FORBIDDEN_NAMES = {
 }
 # The same names as attributes (`torch.compile` and `re.compile` are fine, `x.exec(...)` is not), and loaders of
 # native code or evaluators of strings wherever they are re-exported (`triton.backends.nvidia.driver`, ...).
-FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "eval", "__import__", "breakpoint", "__builtins__", "load_library",
+FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__", "load_library",
                              "compile_module_from_src", "_evaluate"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
@@ -185,11 +202,13 @@ ALLOWED_DUNDERS = {f"__{name}__" for name in (
     "iter", "next", "getitem", "setitem", "contains", "repr", "str", "format", "hash", "bool", "index", "int",
     "float", "eq", "ne", "lt", "le", "gt", "ge", "neg", "pos", "abs", "add", "sub", "mul", "matmul", "truediv",
     "floordiv", "mod", "pow", "and", "or", "xor", "radd", "rsub", "rmul", "rtruediv", "wrapped",
-    "cuda_array_interface", "array", "dlpack", "dlpack_device",
+    "cuda_array_interface", "array", "dlpack", "dlpack_device", "members",
 )}
 # Dunder names a module may read, and those it may bind.
 ALLOWED_DUNDER_NAMES = ALLOWED_DUNDERS | {"__debug__", "__package__"}
-BOUND_DUNDER_NAMES = ALLOWED_DUNDERS - {"__class__"} | {"__all__", "__slots__", "__match_args__"}
+# Not __name__: a module that could rebind it could run its `if __name__ == "__main__":` block, which is not judged.
+BOUND_DUNDER_NAMES = ALLOWED_DUNDERS - {"__class__", "__name__"} | {
+    "__all__", "__slots__", "__match_args__", "__constants__", "__author__", "__license__"}
 # Paths that name a file descriptor or process memory.
 DESCRIPTOR_PATH = re.compile(r"^/(proc/[^/]+/(fd|fdinfo|mem)\b|dev/fd\b|dev/mem\b)")
 # Suspicious, not unsafe: reported with the decision.
@@ -204,7 +223,8 @@ SUSPICIOUS_ATTRIBUTES = {
 # computes (the reference and the incumbent run elsewhere), and none is a function the harness calls. Precision
 # switches are not among them (TF32 changes what the problem computes; the seal fails a candidate that sets them).
 SETTINGS = {"torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled"}
-SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.")
+SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.",
+                      "torch.compiler.config.")
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
 NATIVE_MODULE = "torch.utils.cpp_extension"
@@ -333,6 +353,8 @@ class _Checker:
         self.bases: set[int] = set()  # ids of nodes in a position where a module may be: `m.x`, getattr(m, "x")
         self.callees: set[int] = set()  # ids of nodes that are called
         self.namespaces: set[str] = set()  # operator namespaces the candidate's own custom ops define
+        self.shadowed: set[int] = set()  # ids of uses of a builtin's name that are a function's own variable
+        self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
         self.warnings: list[str] = []
 
     def warn(self, node: ast.AST, message: str) -> None:
@@ -382,7 +404,9 @@ class _Checker:
             if alias.name == "*":
                 return f"imports * from {node.module} (names the gate cannot see)"
             full = _canonical(f"{node.module}.{alias.name}")
-            if _forbidden_dotted(full) or alias.name in FORBIDDEN_NAMES or _refused_name(alias.name):
+            named = alias.asname or alias.name  # `from torch import compile` binds torch.compile, not the builtin
+            if _forbidden_dotted(full) or _refused_name(alias.name) or (
+                    named in FORBIDDEN_NAMES and named not in self.imported_names):
                 return f"imports {alias.name} from {node.module}"
             self.note_native(node, full)
             self.aliases[alias.asname or alias.name] = full
@@ -435,7 +459,8 @@ class _Checker:
 
     def name_violation(self, node: ast.Name) -> str | None:
         name, load = node.id, isinstance(node.ctx, ast.Load)
-        if name in FORBIDDEN_NAMES:
+        own = id(node) in self.shadowed or (load and name in self.imported_names)
+        if name in FORBIDDEN_NAMES and not own:
             return f"uses {name} ({FORBIDDEN_NAMES[name]})"
         if _dunder(name):
             if name in INTERCEPTION:
@@ -608,9 +633,15 @@ def _checked_nodes(tree: ast.AST) -> list[ast.AST]:
 
 def _annotation_code(annotation: ast.AST) -> list[ast.AST]:
     """The expressions that strings in an annotation spell: typing.get_type_hints and torch.library.custom_op
-    evaluate them (``x: "__import__('os')..."``), so they are judged as code."""
+    evaluate them (``x: "__import__('os')..."``), so they are judged as code; but for ``Literal[...]``'s
+    arguments, which are values (``Literal["eager", "compile"]``)."""
     found: list[ast.AST] = []
-    for node in ast.walk(annotation):
+    pending = [annotation]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Subscript) and _literal(node.value):
+            pending.append(node.value)
+            continue
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
                 expression = ast.parse(node.value.strip(), mode="eval").body
@@ -618,7 +649,23 @@ def _annotation_code(annotation: ast.AST) -> list[ast.AST]:
                 continue  # what does not parse cannot be evaluated either
             ast.increment_lineno(expression, node.lineno - 1)
             found += [expression, *_annotation_code(expression)]
+        pending.extend(ast.iter_child_nodes(node))
     return found
+
+
+def _literal(node: ast.AST) -> bool:
+    """Whether ``node`` names typing's Literal (``Literal``, ``typing.Literal``, ``t.Literal``)."""
+    return (isinstance(node, ast.Name) and node.id == "Literal") or (
+        isinstance(node, ast.Attribute) and node.attr == "Literal")
+
+
+def _main_block(node: ast.AST) -> bool:
+    """A module's ``if __name__ == "__main__":`` without an else: never run where the module is imported, as the
+    guard imports it (under another name, which the module cannot rebind)."""
+    test = node.test if isinstance(node, ast.If) and not node.orelse else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == "__main__")
 
 
 def check_source(source: str, entry: str = "run") -> GateResult:
@@ -628,8 +675,13 @@ def check_source(source: str, entry: str = "run") -> GateResult:
         tree = ast.parse(source)
     except SyntaxError as error:
         return GateResult(False, f"does not parse: line {error.lineno}: {error.msg}")
+    tree.body = [statement for statement in tree.body if not _main_block(statement)]  # self-tests, never run
     checker = _Checker()
     nodes = _checked_nodes(tree)
+    if any(type(node) is ast.Name and node.id in FORBIDDEN_NAMES for node in nodes):
+        checker.shadowed = shadowed_uses(tree, FORBIDDEN_NAMES)
+        checker.imported_names = {alias.asname or alias.name for statement in tree.body
+                                  if isinstance(statement, ast.ImportFrom) for alias in statement.names}
     # Imports first, then where names are bound and used, so that every name is resolved wherever it is judged.
     for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom) and (violation := checker.bind_imports(node)):

@@ -155,7 +155,7 @@ RUN = "\n\ndef run(x):\n    return x\n"
         ("import torch\nsetattr(torch.cuda, 'synchronize', print)", "monkey-patches torch.cuda"),
         ("import threading", "imports threading"),
         ("from concurrent.futures import ThreadPoolExecutor", "concurrent"),
-        ("import gc", "imports gc"),
+        ("import gc\nobjects = gc.get_objects()", "gc.get_objects"),  # gc.collect() alone is allowed
         ("import sys\nframe = sys._getframe(1)", "sys._getframe"),
         ("def f():\n    return f.__globals__", "__globals__"),
         ("x = ().__class__.__mro__", "__mro__"),
@@ -633,5 +633,50 @@ def test_private_functions_and_torch_compiles_configuration_stay_allowed() -> No
     snippet = ("import torch\nimport torch._dynamo\nf = torch._scaled_mm\ntorch._dynamo.reset()\n"
                "torch._dynamo.mark_dynamic\ntorch._dynamo.config.cache_size_limit = 64\n"
                "torch._inductor.config.coordinate_descent_tuning = True\n"
-               "torch._functorch.config.donated_buffer = False\n")
+               "torch._functorch.config.donated_buffer = False\n"
+               "from torch._inductor.runtime import triton_helpers\n"
+               "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n"
+               "from torch._inductor.runtime.hints import ReductionHint\n"
+               "from torch.utils._triton import has_triton\n")
     assert check_source(snippet + RUN).ok
+
+
+# Honest spellings that once tripped the gate (red team of honest kernels, 2026-12-06).
+@pytest.mark.parametrize("snippet", [
+    "import torch\nm = torch.nn.Linear(2, 2).eval()",  # nn.Module.eval, not the builtin
+    "import torch\ndef make(compile: bool = True):\n    return torch.compile(make) if compile else make",
+    "from torch import compile\nf = compile(lambda x: x)",
+    "from typing import Literal\ndef f(impl: Literal['eager', 'compile', 'exec'] = 'eager') -> None:\n    pass",
+    "import sys\nif __name__ == '__main__':\n    import timeit, gc\n    sys.exit(0)",
+    "import gc\ngc.collect()",
+    "import enum\nclass Mode(enum.Enum):\n    A = 1\nnames = list(Mode.__members__)",
+    "import torch\nclass M(torch.nn.Module):\n    __constants__ = ['n']",
+    "__author__ = 'me'",
+    "import torch\ntorch.compiler.config.cache_key_tag = 'k'",
+    "from torch.library import capture_triton",
+])
+def test_accepts_honest_spellings_that_once_tripped_it(snippet: str) -> None:
+    result = check_source(snippet + RUN)
+    assert result.ok, result.reason
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        # the builtin still, wherever a binding may not have run or was undone
+        ("def f(compile=None):\n    class C:\n        if 0:\n            compile = 1\n"
+         "        c = compile('1', '', 'eval')", "compile"),
+        ("if 0:\n    from torch import compile\nc = compile('1', '', 'eval')", "compile"),
+        ("from torch import compile\ndel compile\nc = compile('1', '', 'eval')", "compile"),
+        ("def g():\n    return compile('1', '', 'eval')\ndef f(compile=None):\n    return compile", "compile"),
+        ("def f(x):\n    return [compile(s, '', 'eval') for compile in x]", "compile"),
+        ("__name__ = '__main__'", "__name__"),  # would run the unjudged __main__ block
+        ("import sys\nif __name__ == '__main__':\n    pass\nelse:\n    import gc\n    o = gc.get_objects()", "gc"),
+        ("import __main__", "__main__"),  # the harness's entry module
+        ("import sympy\ng = sympy.sympify('1')", "sympy"),  # evaluates strings as Python
+        ("import jinja2", "jinja2"),
+        ("import yaml", "yaml"),
+    ],
+)
+def test_rejects_the_builtin_behind_a_binding_that_may_not_hold(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)

@@ -543,7 +543,6 @@ def read_settings() -> dict[str, object]:
         ),
         "cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
         "default_dtype": torch.get_default_dtype,
-        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled,
         # A mode pushed by the candidate would intercept every torch call, the checker's own included.
         "torch_function_modes": torch._C._len_torch_function_stack,
         "torch_dispatch_modes": torch._C._len_torch_dispatch_stack,
