@@ -106,6 +106,9 @@ FORBIDDEN_MODULES = {
     "pytest", "_pytest", "hypothesis", "setuptools", "pip", "distutils", "Cython", "pyximport", "werkzeug",
     "requests", "urllib", "http",
     "__main__", "__mp_main__",  # the process's entry module: the harness that imported the candidate
+    # files written below Python's audit hook (guard/child/opens.py checks the rest): a database's pages, GPU-direct
+    # storage
+    "sqlite3", "_sqlite3", "cuda.bindings.cufile", "kvikio",
     # views of memory at any address: as_strided unchecked, and the interface dict it builds them from
     "numpy.lib.stride_tricks", "numpy.lib._stride_tricks_impl",
 }
@@ -176,7 +179,8 @@ FORBIDDEN_NAMES = {
 }
 # The same names as attributes (`torch.compile` and `re.compile` are fine, `x.exec(...)` is not), and loaders of
 # native code or evaluators of strings wherever they are re-exported (`triton.backends.nvidia.driver`, ...).
-FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__", "load_library",
+# from_file: torch maps a file of any path writable (shared=True), below the audit hook.
+FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__", "load_library", "from_file",
                              "compile_module_from_src", "_evaluate"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
@@ -653,6 +657,27 @@ def _annotation_code(annotation: ast.AST) -> list[ast.AST]:
     return found
 
 
+# What a type annotation is made of. Anything else computes a value, and a computed string is evaluated once more as
+# code by whoever reads the annotations (functools.singledispatch's register, pydantic, get_type_hints):
+# ``x: "__imp" + "ort__('gc')"`` runs __import__ though no such string is written.
+_ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Tuple, ast.List, ast.Starred,
+                     ast.BinOp, ast.BitOr, ast.UnaryOp, ast.USub, ast.Load)
+
+
+def _annotation_violation(tree: ast.AST) -> tuple[ast.AST, str] | None:
+    """An annotation that computes something (a call, an arithmetic, a formatted string): where, and why."""
+    for holder in ast.walk(tree):
+        annotations = [getattr(holder, name, None) for name in ("annotation", "returns")]
+        for annotation in filter(None, annotations):
+            for node in [annotation, *_annotation_code(annotation)]:
+                for part in ast.walk(node):
+                    if not isinstance(part, _ANNOTATION_NODES) or (  # X | Y, Literal[-1]: no other operator
+                            isinstance(part, ast.BinOp) and not isinstance(part.op, ast.BitOr)) or (
+                            isinstance(part, ast.UnaryOp) and not isinstance(part.operand, ast.Constant)):
+                        return holder, "computes an annotation (whoever reads annotations evaluates a string as code)"
+    return None
+
+
 def _literal(node: ast.AST) -> bool:
     """Whether ``node`` names typing's Literal (``Literal``, ``typing.Literal``, ``t.Literal``)."""
     return (isinstance(node, ast.Name) and node.id == "Literal") or (
@@ -676,6 +701,9 @@ def check_source(source: str, entry: str = "run") -> GateResult:
     except SyntaxError as error:
         return GateResult(False, f"does not parse: line {error.lineno}: {error.msg}")
     tree.body = [statement for statement in tree.body if not _main_block(statement)]  # self-tests, never run
+    if computed := _annotation_violation(tree):
+        node, why = computed
+        return GateResult(False, f"forbidden: {why} (line {getattr(node, 'lineno', '?')})")
     checker = _Checker()
     nodes = _checked_nodes(tree)
     if any(type(node) is ast.Name and node.id in FORBIDDEN_NAMES for node in nodes):

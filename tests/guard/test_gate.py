@@ -680,3 +680,28 @@ def test_accepts_honest_spellings_that_once_tripped_it(snippet: str) -> None:
 )
 def test_rejects_the_builtin_behind_a_binding_that_may_not_hold(snippet: str, needle: str) -> None:
     _rejected(snippet, needle)
+
+
+# Annotations are evaluated by whoever reads them (singledispatch, pydantic): only type syntax, nothing computed.
+@pytest.mark.parametrize("snippet", [
+    "def f(x: 'int' + ''):\n    pass",
+    "def f(x: __import__('os')):\n    pass",
+    "def f(x: int if 1 else str):\n    pass",
+    "def f(x: f'{1}'):\n    pass",
+    "def f() -> (lambda: int)():\n    pass",
+    "x: 'int' + '' = 1",
+])
+def test_rejects_computed_annotations(snippet: str) -> None:
+    result = check_source(snippet + RUN)
+    assert not result.ok, snippet
+    assert "annotation" in result.reason or "__import__" in result.reason, result
+
+
+def test_type_syntax_in_annotations_passes() -> None:
+    snippet = ("from __future__ import annotations\nimport torch\nfrom typing import Callable, Literal, Optional\n"
+               "def f(x: torch.Tensor | None, *a: int, c: Callable[[int], torch.Tensor] = None,\n"
+               "      m: Literal['a', -1] = 'a', s: 'torch.Tensor' = None,\n"
+               "      t: tuple[int, ...] = ()) -> dict[str, int]:\n"
+               "    y: Optional[list[int]] = None\n    return {}\n")
+    assert check_source(snippet + RUN).ok
+

@@ -3,6 +3,7 @@ process, since an audit hook cannot be removed."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -27,9 +28,10 @@ def test_ordinary_paths_pass(path: str) -> None:
     assert opens._refused_open(path) is None
 
 
-def _run(body: str) -> subprocess.CompletedProcess[str]:
+def _run(body: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     script = "from arcengine.guard.child import opens\nopens.install()\n" + textwrap.dedent(body)
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
 
 
 def test_a_computed_path_a_link_and_a_socket_descriptor_are_refused_and_remembered(tmp_path) -> None:
@@ -61,3 +63,41 @@ def test_nothing_refused_leaves_no_reason() -> None:
     done = _run("open('/proc/self/status').read(); print(opens.refusal())")
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "None"
+
+
+def test_writes_and_changes_outside_the_childs_own_folders_are_refused(tmp_path) -> None:
+    own, elsewhere = tmp_path / "own", tmp_path / "site-packages"
+    own.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "kept.py").write_text("")
+    env = {name: str(own) for name in ("HOME", "TMPDIR")} | {"TRITON_CACHE_DIR": str(own / "triton")}
+    done = _run(f"""
+        import os, pathlib
+        own, elsewhere = pathlib.Path({str(own)!r}), pathlib.Path({str(elsewhere)!r})
+        (own / "cache.json").write_text("{{}}")  # its own folder: fine
+        (own / "sub").mkdir()
+        open(os.devnull, "w").write("x")
+        print((elsewhere / "kept.py").read_text() == "")  # reading anywhere: fine
+        attempts = [
+            lambda: (elsewhere / "unjudged.py").write_text("import gc"),  # a module on the import path
+            lambda: open(str(elsewhere / "x.pth"), "a"),
+            lambda: (own / "cache.json").rename(elsewhere / "moved.py"),
+            lambda: (elsewhere / "link.py").symlink_to(own / "cache.json"),
+            lambda: (elsewhere / "kept.py").unlink(),
+            lambda: (elsewhere / "made").mkdir(),
+            lambda: (own / "out.py").symlink_to(elsewhere / "kept.py") or open(own / "out.py", "w"),
+        ]
+        for attempt in attempts:
+            try:
+                attempt()
+                print("allowed")
+            except PermissionError:
+                print("refused")
+        print(opens.refusal())
+    """, env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:-1] == ["True"] + ["refused"] * 7
+    assert lines[-1].startswith("a write of ") and "outside its own folders" in lines[-1]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["kept.py"]
+

@@ -1,11 +1,19 @@
-"""Opens that reach a process's memory or the worker's socket, refused at run time in untrusted workers.
+"""What an untrusted worker's Python may open or change on disk, checked at run time whatever the spelling.
 
-The gate refuses such paths where they are spelled as constants. A path computed at run time (``"/pr" + "oc"``, a
-``pathlib`` join, a symlink the module made) reaches the same file through the same call: ``/proc/self/mem``
-opened for writing patches the worker's own timer and reply, and ``open(fd)`` of the worker's socket speaks for
-the harness. An audit hook (PEP 578) sees every Python-level open whatever its spelling, and a hook cannot be
-removed. It raises, and keeps the first refusal, so the role fails even where the module caught the error.
-Native code opens through libc, below any hook: it is contained, not checked (docs/guard.md).
+The gate refuses such paths where they are spelled as constants; a path computed at run time (``"/pr" + "oc"``, a
+``pathlib`` join, a symlink the module made) reaches the same file through the same call. An audit hook (PEP 578)
+sees every Python-level open and file-system change, and a hook cannot be removed. It refuses:
+
+- opening process memory or descriptors (``/proc/*/mem``, ``fd``, ``map_files``, ``/dev/mem``; resolved through
+  links), or the worker's socket by number: ``/proc/self/mem`` opened for writing patches the worker's own timer and
+  reply, the socket speaks for the harness;
+- writing, creating, moving, linking or removing anything outside the child's own folders (HOME and TMPDIR, the
+  child's private directory, and the campaign's kernel caches): a module written into site-packages and imported
+  runs code the gate never read, and a ``.pth`` file there runs in every later Python process, the engine's
+  included.
+
+It raises, and keeps the first refusal, so the role fails even where the module caught the error. Native code
+opens through libc, below any hook: it is contained, not checked (docs/guard.md).
 """
 
 from __future__ import annotations
@@ -14,34 +22,50 @@ import os
 import re
 import stat
 import sys
+import tempfile
 
 # A process's memory, its descriptors and mapped files, under any pid, /proc/self or a thread's task folder; and
 # physical memory.
 PROCESS_MEMORY = re.compile(r"^/(proc/[^/]+(/task/[^/]+)?/(mem|fd|fdinfo|map_files)|dev/(mem|kmem|port))(/|$)")
+# The folders a child may write: its own (HOME, TMPDIR) and the campaign's caches its compilers fill.
+WRITABLE_ENV = ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE", "TORCHINDUCTOR_CACHE_DIR")
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+# Audit events that change the file system, and which of their arguments are paths that change.
+_CHANGES = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1), "os.link": (1,),
+            "os.symlink": (1,), "os.chmod": (0,), "os.chown": (0,), "os.utime": (0,), "os.truncate": (0,),
+            "os.setxattr": (0,), "os.removexattr": (0,), "os.chflags": (0,), "os.lchflags": (0,),
+            "os.lchmod": (0,), "os.lchown": (0,)}
 
 _refused: list[str] = []
+_writable: list[str] = []
 
 
 def install() -> None:
-    """Refuse such opens in this process from now on; call before any untrusted module is imported."""
+    """Check this process's opens and file-system changes from now on; call before any untrusted module is
+    imported (the folders it may write are read from the environment now)."""
+    folders = [os.environ.get(name) for name in WRITABLE_ENV] + [tempfile.gettempdir()]
+    _writable[:] = sorted({os.path.realpath(folder) for folder in folders if folder})
     sys.addaudithook(_hook)
 
 
 def refusal() -> str | None:
-    """The first refused open, as a failure reason, if any."""
+    """The first refused open or change, as a failure reason, if any."""
     return _refused[0] if _refused else None
 
 
 def _hook(event: str, args: tuple[object, ...]) -> None:
-    if event != "open" or not args:
+    if event == "open" and args:
+        reason = _refused_open(*args[:3])
+    elif event in _CHANGES:
+        reason = next(filter(None, (_outside(args[i], event) for i in _CHANGES[event] if i < len(args))), None)
+    else:
         return
-    reason = _refused_open(args[0])
     if reason is not None:
         _refused.append(reason)
         raise PermissionError(reason)
 
 
-def _refused_open(target: object) -> str | None:
+def _refused_open(target: object, mode: object = None, flags: object = 0) -> str | None:
     if isinstance(target, int):
         try:
             socket = stat.S_ISSOCK(os.fstat(target).st_mode)
@@ -53,7 +77,30 @@ def _refused_open(target: object) -> str | None:
     path = os.fsdecode(target)
     if any(PROCESS_MEMORY.match(form) for form in _forms(path)):
         return f"opened {path}, which reaches process memory or descriptors"
-    return None
+    writes = (isinstance(mode, str) and bool(set(mode) & set("wax+"))) or (
+        isinstance(flags, int) and bool(flags & _WRITE_FLAGS))
+    return _outside(path, "a write") if writes else None
+
+
+def _outside(target: object, what: str) -> str | None:
+    """Why a change of ``target`` is refused: it lies outside the child's own folders (or is none it can name)."""
+    if isinstance(target, int) or target is None:
+        return None  # a descriptor the process opened itself
+    if not isinstance(target, str | bytes | os.PathLike):
+        return None
+    path = os.fsdecode(target)
+    if os.path.realpath(path) == os.devnull:
+        return None
+    # Both the path with its folder resolved (a rename, removal or link acts on a last part that is a link) and the
+    # file it finally names (a write through a link) must lie in one of its folders.
+    if all(any(_within(form, root) for root in _writable) for form in _forms(path)[1:]):
+        return None
+    label = what if what == "a write" else what.removeprefix("os.")
+    return f"{label} of {path}, outside its own folders (a file written there could run in another process)"
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _forms(path: str) -> tuple[str, ...]:
