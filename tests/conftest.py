@@ -43,3 +43,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "heavy: a test that takes half a minute or more on two cores; scheduled first")
+
+
+@pytest.fixture(autouse=True)
+def _candidates_may_write_the_tests_folders(tmp_path_factory: pytest.TempPathFactory,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Test candidates leave markers and loot in pytest's folders, which a guard child may not write otherwise
+    (arcengine/guard/child/opens.py): the tests name them, as a user names a folder of their own."""
+    monkeypatch.setenv("ARCENGINE_WRITABLE", str(tmp_path_factory.getbasetemp()))

@@ -48,7 +48,8 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # Variables a child may inherit; everything else (API keys included) is dropped.
 _ALLOWED = re.compile(
     r"^(PATH|LANG|LC_[A-Z]+|TZ|LD_LIBRARY_PATH|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_[A-Z_]+"
-    r"|TRITON_[A-Z_]+|OMP_NUM_THREADS|MKL_NUM_THREADS|OPENBLAS_[A-Z_]+|CC|CXX|PYTORCH_[A-Z_]+)$"
+    r"|TRITON_[A-Z_]+|OMP_NUM_THREADS|MKL_NUM_THREADS|OPENBLAS_[A-Z_]+|CC|CXX|PYTORCH_[A-Z_]+"
+    r"|ARCENGINE_WRITABLE)$"  # folders a candidate may write besides its own (guard/child/opens.py)
 )
 # Variables read only after the fork (knobs, CUDA init, paths): a forked child may set them for itself. Any other
 # difference from the zygote's environment (OMP_NUM_THREADS, LD_LIBRARY_PATH...) was consumed when the zygote
@@ -57,7 +58,7 @@ _ALLOWED = re.compile(
 # campaign child) is read per build: without it here every campaign child was spawned cold, importing torch again.
 _AFTER_FORK_ENV = re.compile(
     r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_CUDA_ARCH_LIST"
-    r"|ARCENGINE_NATIVE_CACHE)$")
+    r"|ARCENGINE_NATIVE_CACHE|ARCENGINE_WRITABLE)$")
 
 log = structlog.get_logger()
 

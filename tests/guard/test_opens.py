@@ -31,7 +31,7 @@ def test_ordinary_paths_pass(path: str) -> None:
 def _run(body: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     script = "from arcengine.guard.child import opens\nopens.install()\n" + textwrap.dedent(body)
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **(env or {})})
+                          env={**{k: v for k, v in os.environ.items() if k != opens.EXTRA_WRITABLE}, **(env or {})})
 
 
 def test_a_computed_path_a_link_and_a_socket_descriptor_are_refused_and_remembered(tmp_path) -> None:

@@ -27,8 +27,10 @@ import tempfile
 # A process's memory, its descriptors and mapped files, under any pid, /proc/self or a thread's task folder; and
 # physical memory.
 PROCESS_MEMORY = re.compile(r"^/(proc/[^/]+(/task/[^/]+)?/(mem|fd|fdinfo|map_files)|dev/(mem|kmem|port))(/|$)")
-# The folders a child may write: its own (HOME, TMPDIR) and the campaign's caches its compilers fill.
+# The folders a child may write: its own (HOME, TMPDIR), the campaign's caches its compilers fill, and any the user
+# names in ARCENGINE_WRITABLE (os.pathsep between them; the tests' own files).
 WRITABLE_ENV = ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE", "TORCHINDUCTOR_CACHE_DIR")
+EXTRA_WRITABLE = "ARCENGINE_WRITABLE"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # Audit events that change the file system, and which of their arguments are paths that change.
 _CHANGES = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1), "os.link": (1,),
@@ -44,6 +46,7 @@ def install() -> None:
     """Check this process's opens and file-system changes from now on; call before any untrusted module is
     imported (the folders it may write are read from the environment now)."""
     folders = [os.environ.get(name) for name in WRITABLE_ENV] + [tempfile.gettempdir()]
+    folders += os.environ.get(EXTRA_WRITABLE, "").split(os.pathsep)
     _writable[:] = sorted({os.path.realpath(folder) for folder in folders if folder})
     sys.addaudithook(_hook)
 
