@@ -104,7 +104,8 @@ FORBIDDEN_MODULES = {
     # run programs, or reach processes: a route to anything the rules above refuse, spelled as data
     "sympy", "jinja2", "mako", "pandas", "numexpr", "yaml", "cloudpickle", "dill", "joblib", "psutil", "IPython",
     "pytest", "_pytest", "hypothesis", "setuptools", "pip", "distutils", "Cython", "pyximport", "werkzeug",
-    "requests", "urllib", "http",
+    "requests", "urllib", "http", "pydantic", "pydantic_core", "attr", "attrs", "typeguard", "beartype",
+    "jaxtyping", "hydra", "omegaconf", "mpmath",
     "__main__", "__mp_main__",  # the process's entry module: the harness that imported the candidate
     # files written below Python's audit hook (guard/child/opens.py checks the rest): a database's pages, GPU-direct
     # storage
@@ -706,10 +707,10 @@ def check_source(source: str, entry: str = "run") -> GateResult:
         return GateResult(False, f"forbidden: {why} (line {getattr(node, 'lineno', '?')})")
     checker = _Checker()
     nodes = _checked_nodes(tree)
+    checker.imported_names = {alias.asname or alias.name for statement in tree.body
+                              if isinstance(statement, ast.ImportFrom) for alias in statement.names}
     if any(type(node) is ast.Name and node.id in FORBIDDEN_NAMES for node in nodes):
         checker.shadowed = shadowed_uses(tree, FORBIDDEN_NAMES)
-        checker.imported_names = {alias.asname or alias.name for statement in tree.body
-                                  if isinstance(statement, ast.ImportFrom) for alias in statement.names}
     # Imports first, then where names are bound and used, so that every name is resolved wherever it is judged.
     for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom) and (violation := checker.bind_imports(node)):
