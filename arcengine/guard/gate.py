@@ -12,7 +12,9 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    torch.utils.benchmark, ...), introspection (gc, inspect), serialisation
    (pickle, marshal, shelve, torch.load), views of memory at any address (numpy's stride_tricks), the guard
    itself (arcengine*); imported, or reached as an attribute of another module (``torch.multiprocessing``,
-   ``tempfile._thread``). Star and relative imports are refused too.
+   ``tempfile._thread``). Star and relative imports are refused too. Beyond the standard library, only the packages
+   kernels are written with (THIRD_PARTY_MODULES: torch, triton, numpy, cuda, nvmath, cupy, ...) may be imported;
+   within torch, torch.fx and torch.export (Python generated from a graph, repr() of its constants pasted in).
 2. Dynamic code: exec, eval, compile, __import__, breakpoint (but a function's own variable of that name, and an
    unconditional ``from torch import compile``), types.CodeType/FunctionType, type() with three arguments,
    loaders of native code wherever re-exported (load_library, load_inline, compile_module_from_src), and
@@ -56,8 +58,9 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
 8. Mutating what the harness uses: assigning, augmenting or deleting (by statement, loop target, setattr or
    delattr) an attribute of an imported module or of anything reached through one (``torch.Tensor.add = ...``),
    an attribute of ``type(x)``, of a name bound to it, or of ``x.__class__``, or any dunder attribute
-   (``x.__class__ = ...``); but for setting the knobs in SETTINGS and SETTING_NAMESPACES (cuDNN's autotuner,
-   torch.compile's configuration), which honest kernels set for their own process.
+   (``x.__class__ = ...``); but for setting the knobs in SETTINGS and SETTING_NAMESPACES to literal values (cuDNN's
+   autotuner, torch.compile's configuration), which honest kernels set for their own process. A callable there, or
+   as torch.compile's backend or in its options, would be handed the graphs torch.compile builds: refused.
 
 It warns on what is only suspicious (side streams, environment reads, file writes, try/except fallbacks to
 PyTorch), and on C++/CUDA compiled from source with torch.utils.cpp_extension (load_inline): allowed, since people
@@ -110,6 +113,7 @@ FORBIDDEN_MODULES = {
     # files written below Python's audit hook (guard/child/opens.py checks the rest): a database's pages, GPU-direct
     # storage
     "sqlite3", "_sqlite3", "cuda.bindings.cufile", "kvikio",
+    "torch.fx", "torch.export",  # Python generated from a graph, with repr() of its constants pasted in
     # views of memory at any address: as_strided unchecked, and the interface dict it builds them from
     "numpy.lib.stride_tricks", "numpy.lib._stride_tricks_impl",
 }
@@ -120,6 +124,9 @@ FORBIDDEN_ATTRIBUTES = {
     "typing_extensions.get_type_hints", "typing_extensions.ForwardRef", "torch.load", "numpy.load",
     "torch.ops.import_module", "torch.cuda.memory.CUDAPluggableAllocator",
     "torch.cuda.memory.change_current_allocator",
+    # code generated from a graph the candidate holds (see _compile_code_violation); writers below the audit hook
+    "torch._dynamo.optimize", "torch._dynamo.register_backend", "torch._dynamo.lookup_backend",
+    "torch.save", "torch.jit.save", "torch.jit.CompilationUnit",
 }
 # A module's name met inside a path starts the path again (`os.sys.modules` is `sys.modules`, `random._os` is os:
 # leading underscores are the stdlib's way of re-exporting), but for names that torch uses for submodules of its
@@ -130,6 +137,18 @@ RENAMED_MODULES = {"posix": "os", "nt": "os", "_io": "io"}
 # The standard library's private members are refused (`uuid._get_command_stdout` runs a command, `tempfile._os` is
 # os); torch's, triton's and numpy's are not (torch._scaled_mm), but for the forbidden ones above.
 STDLIB_MODULES = frozenset(sys.stdlib_module_names)
+# Third-party packages a candidate may import: PyTorch and the kernel libraries written for it. Any other installed
+# package is refused, since installed packages turn strings into code in ways no list of refusals keeps up with
+# (fsspec imports a class named by a string, execnet runs source in a new interpreter, pydantic evaluates annotations).
+# The standard library is judged by the rules above.
+THIRD_PARTY_MODULES = frozenset({
+    "torch", "triton", "numpy", "cuda", "nvmath", "cupy", "cupyx", "numba", "einops", "opt_einsum", "flashinfer",
+    "vllm", "xformers", "flash_attn", "flash_attn_interface", "cutlass", "cutlass_library", "tilelang", "apex",
+    "transformer_engine", "deep_gemm", "sgl_kernel", "liger_kernel", "torchao", "bitsandbytes", "fbgemm_gpu",
+    "mamba_ssm", "causal_conv1d", "triton_kernels", "quack", "thunderkittens", "nvtx", "ml_dtypes", "packaging",
+    "typing_extensions",
+})
+KNOWN_ROOTS = STDLIB_MODULES | THIRD_PARTY_MODULES | RENAMED_MODULES.keys()
 # The private submodules of these libraries are refused but for ALLOWED_PRIVATE_MODULES: they hold helpers that
 # import a module named by a string computed at run time (torch._utils._import_dotted_name, trace_rules' loaders,
 # ...), which would hand candidate code gc, sys or the harness. Their private functions stay allowed (torch._scaled_mm).
@@ -180,9 +199,10 @@ FORBIDDEN_NAMES = {
 }
 # The same names as attributes (`torch.compile` and `re.compile` are fine, `x.exec(...)` is not), and loaders of
 # native code or evaluators of strings wherever they are re-exported (`triton.backends.nvidia.driver`, ...).
-# from_file: torch maps a file of any path writable (shared=True), below the audit hook.
+# from_file: torch maps a file of any path writable (shared=True), below the audit hook; so do the profiler's exports.
 FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__", "load_library", "from_file",
-                             "compile_module_from_src", "_evaluate"}
+                             "compile_module_from_src", "_evaluate", "export_chrome_trace", "export_stacks",
+                             "export_memory_timeline"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {
@@ -191,6 +211,7 @@ INTROSPECTION = {
     "co_consts", "co_code", "co_names", "cell_contents", "_getframe", "_current_frames", "_current_exceptions",
     "exc_info", "last_traceback", "last_exc", "settrace", "setprofile", "fileno", "__globals__", "__builtins__",
     "__dict__", "__code__", "__closure__", "__traceback__", "__subclasses__", "__getattribute__", "__setattr__",
+    "__annotations__",  # copied by name (functools.update_wrapper), then evaluated by whoever reads them
 }
 INTERCEPTION = {
     "__torch_function__", "__torch_dispatch__", "TorchFunctionMode", "TorchDispatchMode", "BaseTorchFunctionMode",
@@ -289,6 +310,8 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
     if dotted.startswith("arcengine") or any(".".join(parts[:n]) in FORBIDDEN_MODULES | FORBIDDEN_ATTRIBUTES
                                              for n in range(1, len(parts) + 1)):
         return True
+    if parts[0].isidentifier() and parts[0] not in KNOWN_ROOTS:
+        return True  # a package installed beside torch, not one kernels are written with
     if len(parts) < 2:
         return False
     if parts[0] in STDLIB_MODULES and any(p.startswith("_") and not _dunder(p) for p in parts[1:]):
@@ -326,6 +349,31 @@ def _is_module(parts: tuple[str, ...]) -> bool:
     return False
 
 
+def _literal_value(node: ast.AST | None) -> bool:
+    """Whether ``node`` is a literal (a constant, or containers of them): a value, never code."""
+    try:
+        ast.literal_eval(node)  # type: ignore[arg-type]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+# torch.compile's ways of running a callable on the graphs it builds (a backend, a pass in its options, a patched
+# knob): torch.fx writes repr() of a graph's constants into the Python it generates and execs, so a graph in the
+# candidate's hands turns an object's repr into code with the real builtins. torch.fx itself, torch.export and
+# dynamo's own backend registry are refused as modules and attributes.
+def _compile_code_violation(call: ast.Call, path: str) -> str | None:
+    """A torch.compile whose backend or options are not literals, or a configuration patch with computed values."""
+    if path == "torch.compile":
+        given = {k.arg: k.value for k in call.keywords}
+        if any(not _literal_value(given[key]) for key in ("backend", "options") if key in given):
+            return f"calls {path} with a computed backend or options (only names of torch's own, as literals)"
+    elif path.endswith(".patch") and _a_setting(path) and not all(
+            _literal_value(value) for value in [*call.args, *(k.value for k in call.keywords)]):
+        return f"calls {path} with computed values"
+    return None
+
+
 def _constant_name(call: ast.Call) -> str | None:
     """The constant attribute name of a getattr/hasattr/setattr/delattr call, or None."""
     if len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
@@ -360,6 +408,7 @@ class _Checker:
         self.namespaces: set[str] = set()  # operator namespaces the candidate's own custom ops define
         self.shadowed: set[int] = set()  # ids of uses of a builtin's name that are a function's own variable
         self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
+        self.literal_stores: set[int] = set()  # ids of assignment targets given a literal value
         self.warnings: list[str] = []
 
     def warn(self, node: ast.AST, message: str) -> None:
@@ -438,6 +487,8 @@ class _Checker:
                 self.bases.add(id(node.test))
             elif isinstance(node, ast.Assign):
                 self.bind_assignment(node)
+                if _literal_value(node.value):  # a knob set to a value, not to code of the candidate's
+                    self.literal_stores.update(id(target) for target in node.targets)
         for call in calls:
             qualname = _qualname(call)
             if qualname and qualname.partition("::")[0] not in TORCH_NAMESPACES:
@@ -539,6 +590,8 @@ class _Checker:
                 return f"patches a class through {ast.unparse(node.value)} = type(...)"
             if resolved and not (isinstance(node.ctx, ast.Store) and _a_setting(path)):
                 return f"monkey-patches {path}"
+            if resolved and id(node) not in self.literal_stores:
+                return f"sets {path} to a computed value (a callable there runs on torch.compile's graphs)"
             base = node.value
             if (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "type") or (
                 isinstance(base, ast.Attribute) and base.attr == "__class__"
@@ -560,6 +613,8 @@ class _Checker:
                 return f"{access} with a computed attribute name"
             ctx = {"setattr": ast.Store(), "delattr": ast.Del()}.get(access, ast.Load())
             spelled = ast.copy_location(ast.Attribute(value=node.args[0], attr=name, ctx=ctx), node)
+            if access == "setattr" and len(node.args) > 2 and _literal_value(node.args[2]):
+                self.literal_stores.add(id(spelled))
             why = self.attribute_violation(spelled)
             return f"{why} (through {access})" if why else None
         func = node.func.id if isinstance(node.func, ast.Name) else ""
@@ -578,6 +633,8 @@ class _Checker:
         path, resolved = self.resolve(node.func)
         if resolved and path.startswith("torch.library."):
             return self.library_violation(node, path)
+        if resolved and (why := _compile_code_violation(node, path)):
+            return why
         return None
 
     def library_violation(self, node: ast.Call, path: str) -> str | None:

@@ -705,3 +705,30 @@ def test_type_syntax_in_annotations_passes() -> None:
                "    y: Optional[list[int]] = None\n    return {}\n")
     assert check_source(snippet + RUN).ok
 
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import fsspec", "fsspec"),  # installed beside torch, imports a class named by a string
+        ("import execnet", "execnet"),  # runs source in a new interpreter
+        ("import torch.fx", "torch.fx"),  # generated code with repr() of graph constants pasted in
+        ("import torch\ng = torch.export", "torch.export"),
+        ("import torch\ndef be(gm, ex):\n    return gm\nf = torch.compile(lambda x: x, backend=be)", "backend"),
+        ("import torch\nf = torch.compile(lambda x: x, options={'post_grad_custom_post_pass': print})", "options"),
+        ("import torch\ntorch._inductor.config.post_grad_custom_post_pass = print", "computed value"),
+        ("import torch\nwith torch._inductor.config.patch(joint_custom_pre_pass=print):\n    pass", "computed"),
+        ("import torch\nb = torch._dynamo.register_backend", "register_backend"),
+        ("import torch\ntorch.save({}, '/x')", "torch.save"),
+        ("import functools\nfunctools.update_wrapper(print, len, assigned=('__annotations__',))", "__annotations__"),
+    ],
+)
+def test_rejects_other_packages_and_code_generated_from_the_candidates_graphs(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+def test_torch_compile_with_literal_settings_passes() -> None:
+    snippet = ("import torch\nimport einops\nf = torch.compile(lambda x: x, backend='inductor', mode='max-autotune',"
+               " options={'triton.cudagraphs': False})\ntorch._inductor.config.coordinate_descent_tuning = True\n"
+               "with torch._inductor.config.patch(max_autotune=True):\n    pass\n")
+    assert check_source(snippet + RUN).ok

@@ -33,7 +33,7 @@ WRITABLE_ENV = ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE", 
 EXTRA_WRITABLE = "ARCENGINE_WRITABLE"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # Audit events that change the file system, and which of their arguments are paths that change.
-_CHANGES = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1), "os.link": (1,),
+_CHANGES = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1), "os.link": (0, 1),
             "os.symlink": (1,), "os.chmod": (0,), "os.chown": (0,), "os.utime": (0,), "os.truncate": (0,),
             "os.setxattr": (0,), "os.removexattr": (0,), "os.chflags": (0,), "os.lchflags": (0,),
             "os.lchmod": (0,), "os.lchown": (0,)}
@@ -82,7 +82,19 @@ def _refused_open(target: object, mode: object = None, flags: object = 0) -> str
         return f"opened {path}, which reaches process memory or descriptors"
     writes = (isinstance(mode, str) and bool(set(mode) & set("wax+"))) or (
         isinstance(flags, int) and bool(flags & _WRITE_FLAGS))
-    return _outside(path, "a write") if writes else None
+    if not writes:
+        return None
+    return _outside(path, "a write") or _linked(path)
+
+
+def _linked(path: str) -> str | None:
+    """A file with another hard link may be one outside the child's folders, written through a name inside."""
+    try:
+        links = os.stat(path).st_nlink
+    except OSError:
+        return None
+    return f"a write of {path}, a file with {links} hard links (one may lie outside its own folders)" if (
+        links > 1 and not stat.S_ISCHR(os.stat(path).st_mode)) else None
 
 
 def _outside(target: object, what: str) -> str | None:
