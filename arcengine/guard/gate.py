@@ -358,20 +358,22 @@ def _literal_value(node: ast.AST | None) -> bool:
     return True
 
 
-# torch.compile's ways of running a callable on the graphs it builds (a backend, a pass in its options, a patched
-# knob): torch.fx writes repr() of a graph's constants into the Python it generates and execs, so a graph in the
-# candidate's hands turns an object's repr into code with the real builtins. torch.fx itself, torch.export and
-# dynamo's own backend registry are refused as modules and attributes.
-def _compile_code_violation(call: ast.Call, path: str) -> str | None:
-    """A torch.compile whose backend or options are not literals, or a configuration patch with computed values."""
-    if path == "torch.compile":
-        given = {k.arg: k.value for k in call.keywords}
-        if any(not _literal_value(given[key]) for key in ("backend", "options") if key in given):
-            return f"calls {path} with a computed backend or options (only names of torch's own, as literals)"
-    elif path.endswith(".patch") and _a_setting(path) and not all(
-            _literal_value(value) for value in [*call.args, *(k.value for k in call.keywords)]):
-        return f"calls {path} with computed values"
-    return None
+def _module_constants(tree: ast.Module) -> set[str]:
+    """Names bound only by top-level assignments of literals (``BLOCK = 128``), nowhere else in any way."""
+    literal_targets = {id(target) for statement in tree.body if isinstance(statement, ast.Assign)
+                       and _literal_value(statement.value) for target in statement.targets}
+    constants: set[str] = set()
+    others: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            (constants if id(node) in literal_targets else others).add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            others.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            others.update(node.names)
+    return constants - others
 
 
 def _constant_name(call: ast.Call) -> str | None:
@@ -409,6 +411,7 @@ class _Checker:
         self.shadowed: set[int] = set()  # ids of uses of a builtin's name that are a function's own variable
         self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
         self.literal_stores: set[int] = set()  # ids of assignment targets given a literal value
+        self.constants: set[str] = set()  # module names only ever bound, at the top, to a literal
         self.warnings: list[str] = []
 
     def warn(self, node: ast.AST, message: str) -> None:
@@ -487,7 +490,7 @@ class _Checker:
                 self.bases.add(id(node.test))
             elif isinstance(node, ast.Assign):
                 self.bind_assignment(node)
-                if _literal_value(node.value):  # a knob set to a value, not to code of the candidate's
+                if self.literal(node.value):  # a knob set to a value, not to code of the candidate's
                     self.literal_stores.update(id(target) for target in node.targets)
         for call in calls:
             qualname = _qualname(call)
@@ -613,7 +616,7 @@ class _Checker:
                 return f"{access} with a computed attribute name"
             ctx = {"setattr": ast.Store(), "delattr": ast.Del()}.get(access, ast.Load())
             spelled = ast.copy_location(ast.Attribute(value=node.args[0], attr=name, ctx=ctx), node)
-            if access == "setattr" and len(node.args) > 2 and _literal_value(node.args[2]):
+            if access == "setattr" and len(node.args) > 2 and self.literal(node.args[2]):
                 self.literal_stores.add(id(spelled))
             why = self.attribute_violation(spelled)
             return f"{why} (through {access})" if why else None
@@ -633,8 +636,27 @@ class _Checker:
         path, resolved = self.resolve(node.func)
         if resolved and path.startswith("torch.library."):
             return self.library_violation(node, path)
-        if resolved and (why := _compile_code_violation(node, path)):
+        if resolved and (why := self.compile_code_violation(node, path)):
             return why
+        return None
+
+    def literal(self, node: ast.AST | None) -> bool:
+        """A literal, or a module constant only ever bound to one (``COORDINATE_DESCENT = False``, a TUNABLE)."""
+        return (isinstance(node, ast.Name) and node.id in self.constants) or _literal_value(node)
+
+    def compile_code_violation(self, call: ast.Call, path: str) -> str | None:
+        """A torch.compile whose backend or options are not literals, or a configuration patch with computed values:
+        torch.compile's ways of running a callable on the graphs it builds. torch.fx writes repr() of a graph's
+        constants into the Python it generates and execs, so a graph in the candidate's hands turns an object's repr
+        into code with the real builtins (torch.fx, torch.export and dynamo's backend registry are refused as
+        modules and attributes)."""
+        if path == "torch.compile":
+            given = {k.arg: k.value for k in call.keywords}
+            if any(not self.literal(given[key]) for key in ("backend", "options") if key in given):
+                return f"calls {path} with a computed backend or options (only names of torch's own, as literals)"
+        elif path.endswith(".patch") and _a_setting(path) and not all(
+                self.literal(value) for value in [*call.args, *(k.value for k in call.keywords)]):
+            return f"calls {path} with computed values"
         return None
 
     def library_violation(self, node: ast.Call, path: str) -> str | None:
@@ -766,6 +788,7 @@ def check_source(source: str, entry: str = "run") -> GateResult:
     nodes = _checked_nodes(tree)
     checker.imported_names = {alias.asname or alias.name for statement in tree.body
                               if isinstance(statement, ast.ImportFrom) for alias in statement.names}
+    checker.constants = _module_constants(tree)
     if any(type(node) is ast.Name and node.id in FORBIDDEN_NAMES for node in nodes):
         checker.shadowed = shadowed_uses(tree, FORBIDDEN_NAMES)
     # Imports first, then where names are bound and used, so that every name is resolved wherever it is judged.

@@ -32,11 +32,13 @@ PROCESS_MEMORY = re.compile(r"^/(proc/[^/]+(/task/[^/]+)?/(mem|fd|fdinfo|map_fil
 WRITABLE_ENV = ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE", "TORCHINDUCTOR_CACHE_DIR")
 EXTRA_WRITABLE = "ARCENGINE_WRITABLE"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-# Audit events that change the file system, and which of their arguments are paths that change.
-_CHANGES = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1), "os.link": (0, 1),
-            "os.symlink": (1,), "os.chmod": (0,), "os.chown": (0,), "os.utime": (0,), "os.truncate": (0,),
-            "os.setxattr": (0,), "os.removexattr": (0,), "os.chflags": (0,), "os.lchflags": (0,),
-            "os.lchmod": (0,), "os.lchown": (0,)}
+# Audit events that change the file system: which arguments are the paths they change, each with the argument that
+# holds the folder descriptor it is relative to, if any (shutil.rmtree removes by name under a folder's descriptor).
+_CHANGES: dict[str, tuple[tuple[int, int | None], ...]] = {
+    "os.remove": ((0, 1),), "os.rmdir": ((0, 1),), "os.mkdir": ((0, 2),), "os.rename": ((0, 2), (1, 3)),
+    "os.link": ((0, 2), (1, 3)), "os.symlink": ((1, 2),), "os.chmod": ((0, 2),), "os.chown": ((0, 3),),
+    "os.utime": ((0, 3),), "os.truncate": ((0, None),), "os.setxattr": ((0, None),), "os.removexattr": ((0, None),),
+    "os.chflags": ((0, None),), "os.lchflags": ((0, None),), "os.lchmod": ((0, None),), "os.lchown": ((0, None),)}
 
 _refused: list[str] = []
 _writable: list[str] = []
@@ -60,7 +62,11 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
     if event == "open" and args:
         reason = _refused_open(*args[:3])
     elif event in _CHANGES:
-        reason = next(filter(None, (_outside(args[i], event) for i in _CHANGES[event] if i < len(args))), None)
+        paths = [_under(args[i], args[fd] if fd is not None and fd < len(args) else None)
+                 for i, fd in _CHANGES[event] if i < len(args)]
+        if event == "os.mkdir" and paths and paths[0] is not None and os.path.isdir(paths[0]):
+            return  # makedirs(..., exist_ok=True) of a folder that is there: no change (it fails with EEXIST)
+        reason = next(filter(None, (_outside(path, event) for path in paths)), None)
     else:
         return
     if reason is not None:
@@ -87,14 +93,28 @@ def _refused_open(target: object, mode: object = None, flags: object = 0) -> str
     return _outside(path, "a write") or _linked(path)
 
 
+def _under(target: object, folder: object) -> object:
+    """A path given relative to a folder's descriptor, made absolute (anything else as it is)."""
+    if not isinstance(folder, int) or folder < 0 or not isinstance(target, str | bytes | os.PathLike):
+        return target  # no folder given (-1, AT_FDCWD): relative to the working directory
+    path = os.fsdecode(target)
+    if os.path.isabs(path):
+        return path
+    try:
+        return os.path.join(os.readlink(f"/proc/self/fd/{folder}"), path)
+    except OSError:
+        return f"/proc/self/fd/{folder}/{path}"  # unresolvable: outside every folder, so refused
+
+
 def _linked(path: str) -> str | None:
     """A file with another hard link may be one outside the child's folders, written through a name inside."""
     try:
-        links = os.stat(path).st_nlink
+        status = os.stat(path)
     except OSError:
         return None
-    return f"a write of {path}, a file with {links} hard links (one may lie outside its own folders)" if (
-        links > 1 and not stat.S_ISCHR(os.stat(path).st_mode)) else None
+    if not stat.S_ISREG(status.st_mode) or status.st_nlink < 2:  # a folder counts its entries' links
+        return None
+    return f"a write of {path}, a file with {status.st_nlink} hard links (one may lie outside its own folders)"
 
 
 def _outside(target: object, what: str) -> str | None:
