@@ -258,8 +258,9 @@ class Worker:
                 importlib.import_module("cupti.cupti")
         self.seal = _seal(self.reference)
         if self.role in CANDIDATE_ROLES:  # a method of its own shadowed for one use would escape the seal
-            frozen.freeze_classes(_harness_modules())
-            frozen.seal_modules(_harness_modules())
+            harness = _harness_modules()
+            frozen.freeze_classes(harness)
+            frozen.seal_modules(harness)
         self.threads_before = {thread.ident for thread in threading.enumerate()}
         self.thread_count_before = _thread._count()
         failure = self._import()
