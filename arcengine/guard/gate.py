@@ -411,7 +411,8 @@ class _Checker:
         self.shadowed: set[int] = set()  # ids of uses of a builtin's name that are a function's own variable
         self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
         self.literal_stores: set[int] = set()  # ids of assignment targets given a literal value
-        self.constants: set[str] = set()  # module names only ever bound, at the top, to a literal
+        self.tree: ast.Module | None = None  # the module, for what is read of it only when needed
+        self._constants: set[str] | None = None
         self.warnings: list[str] = []
 
     def warn(self, node: ast.AST, message: str) -> None:
@@ -642,7 +643,11 @@ class _Checker:
 
     def literal(self, node: ast.AST | None) -> bool:
         """A literal, or a module constant only ever bound to one (``COORDINATE_DESCENT = False``, a TUNABLE)."""
-        return (isinstance(node, ast.Name) and node.id in self.constants) or _literal_value(node)
+        if isinstance(node, ast.Name) and self.tree is not None:
+            if self._constants is None:  # a walk of the whole module, so only once a knob is set from a name
+                self._constants = _module_constants(self.tree)
+            return node.id in self._constants
+        return _literal_value(node)
 
     def compile_code_violation(self, call: ast.Call, path: str) -> str | None:
         """A torch.compile whose backend or options are not literals, or a configuration patch with computed values:
@@ -788,7 +793,7 @@ def check_source(source: str, entry: str = "run") -> GateResult:
     nodes = _checked_nodes(tree)
     checker.imported_names = {alias.asname or alias.name for statement in tree.body
                               if isinstance(statement, ast.ImportFrom) for alias in statement.names}
-    checker.constants = _module_constants(tree)
+    checker.tree = tree
     if any(type(node) is ast.Name and node.id in FORBIDDEN_NAMES for node in nodes):
         checker.shadowed = shadowed_uses(tree, FORBIDDEN_NAMES)
     # Imports first, then where names are bound and used, so that every name is resolved wherever it is judged.
