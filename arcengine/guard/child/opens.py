@@ -13,7 +13,7 @@ sees every Python-level open and file-system change, and a hook cannot be remove
   included.
 
 It raises, and keeps the first refusal, so the role fails even where the module caught the error. Native code
-opens through libc, below any hook: it is contained, not checked (docs/guard.md).
+opens through libc, below any hook: the kernel holds it to the same folders (guard/child/landlock.py).
 """
 
 from __future__ import annotations
@@ -44,12 +44,18 @@ _refused: list[str] = []
 _writable: list[str] = []
 
 
+def writable_folders() -> list[str]:
+    """The folders this child may write, from its environment (guard/child/landlock.py confines native code to
+    the same ones)."""
+    folders = [os.environ.get(name) for name in WRITABLE_ENV] + [tempfile.gettempdir()]
+    folders += os.environ.get(EXTRA_WRITABLE, "").split(os.pathsep)
+    return sorted({os.path.realpath(folder) for folder in folders if folder})
+
+
 def install() -> None:
     """Check this process's opens and file-system changes from now on; call before any untrusted module is
     imported (the folders it may write are read from the environment now)."""
-    folders = [os.environ.get(name) for name in WRITABLE_ENV] + [tempfile.gettempdir()]
-    folders += os.environ.get(EXTRA_WRITABLE, "").split(os.pathsep)
-    _writable[:] = sorted({os.path.realpath(folder) for folder in folders if folder})
+    _writable[:] = writable_folders()
     sys.addaudithook(_hook)
 
 

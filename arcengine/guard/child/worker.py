@@ -44,6 +44,7 @@ from arcengine.guard.child import (
     destinations,
     distributions,
     frozen,
+    landlock,
     native_build,
     opens,
     precompile,
@@ -239,6 +240,7 @@ class Worker:
         self.destinations = bool(command.get("destination_passing")) and self.role in CANDIDATE_ROLES
         if self.role in CANDIDATE_ROLES:  # untrusted code may touch no process that judges it, from here on
             confine.shield(set(command.get("protect") or ()) - {os.getpid()})
+            landlock.confine_writes(opens.writable_folders())  # native code's writes; the hook names Python's
             opens.install()
             frozen.freeze_tensor()
         if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
