@@ -104,6 +104,29 @@ def compare_outputs(out: object, ref: object, tol: Tolerance) -> Comparison:
     return Comparison(None, worst_err, worst_ratio)
 
 
+# What a call may return, by exact type: a plain tensor, None, a plain number or string, or a tuple or list of them
+# (or one of torch's named results, torch.return_types: C types no module defines). A subclass's own __iter__,
+# __getitem__ or __len__ would run the candidate's code in the harness, after the clock: the work of a lazy result.
+SEQUENCES = frozenset({tuple, list, *(kind for kind in vars(torch.return_types).values()
+                                      if isinstance(kind, type) and issubclass(kind, tuple))})
+SCALARS = frozenset({type(None), bool, int, float, str})
+
+
+def is_sequence(value: object) -> bool:
+    return type(value) in SEQUENCES
+
+
+def returned_failure(out: object) -> str | None:
+    """Why a call's result is no plain output (read by type alone: nothing of it runs), if it is not."""
+    items = list(out) if is_sequence(out) else [out]  # exact built-in types: no module code runs here
+    for i, item in enumerate(items):
+        kind = type(item)
+        if kind is not torch.Tensor and kind not in SCALARS:
+            where = f"output {i}" if is_sequence(out) else "output"
+            return f"{where} is {kind.__module__}.{kind.__qualname__}, not exactly torch.Tensor (or a tuple of them)"
+    return None
+
+
 def _structure_failure(out: object, refs: tuple[object, ...], single: bool) -> str | None:
     if single:
         if isinstance(out, tuple | list):

@@ -347,7 +347,7 @@ class Worker:
         except BaseException as exc:
             called = self._called(len(inputs), len(outputs), exc)
             return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}{called}"}, []
-        failure = self._synced() or _started_after(entry)
+        failure = correctness.returned_failure(out) or self._synced() or _started_after(entry)
         if failure is None and self.destinations:
             out, failure = destinations.written(out, outputs, layouts, bool(command["outputs"]["single"]))
         if failure is not None:
@@ -361,7 +361,7 @@ class Worker:
             return {"seconds": held.seconds, "failure": None, "held": True}, []
         outputs, payload, failure = _ship(out, self.device)
         return {"seconds": held.seconds, "failure": failure, "outputs": outputs,
-                "single": not isinstance(out, tuple | list)}, payload
+                "single": not correctness.is_sequence(out)}, payload
 
     def time(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """A block of timed calls, one per seed, each on fresh inputs of its own, and their times. With ``hold``
@@ -391,6 +391,9 @@ class Worker:
             graphs, static outputs) or, passed its outputs, of what it wrote; nothing else on the device (the
             timer counts what runs after a call). Its inputs are checked once the block is over."""
             wrong = _started_after(entry)  # first: nothing of the harness's runs before this count
+            if (returned := correctness.returned_failure(out)) is not None:
+                conduct.append(wrong or returned)
+                return None  # not touched again: a lazy result would work in the harness's calls
             if self.destinations:
                 call = calls.made[i]
                 out, unwritten = destinations.written(out, call.outputs, call.layouts,
@@ -444,7 +447,7 @@ class Worker:
             outputs, parts, shipped = _ship(call.out, self.device, sample) if failure is None else ([], [], None)
             if (failure := failure or shipped) is not None:
                 return {"failure": failure, "failed_at": i}, []
-            replies.append({"outputs": outputs, "single": not isinstance(call.out, tuple | list)})
+            replies.append({"outputs": outputs, "single": not correctness.is_sequence(call.out)})
             payload.extend(parts)
         return {"failure": None, "calls": replies}, payload
 
@@ -543,9 +546,10 @@ def _started_after(entry: Callable[..., object]) -> str | None:
 
 
 def _copied(out: object) -> object:
-    """Plain tensors cloned (a tuple's too); anything else as it is, for _ship to judge."""
-    if isinstance(out, tuple | list):
-        return type(out)(_copied(item) for item in out) if type(out) in (tuple, list) else out
+    """Plain tensors cloned (a tuple's too: torch's named results become plain tuples); a result already read by
+    correctness.returned_failure."""
+    if correctness.is_sequence(out):
+        return (list if type(out) is list else tuple)(_copied(item) for item in out)  # type: ignore[arg-type]
     return out.detach().clone() if type(out) is torch.Tensor else out
 
 
@@ -553,11 +557,13 @@ def _ship(out: object, device: torch.device,
           sample: int | None = None) -> tuple[list[dict[str, Any]], list[channel.Part], str | None]:
     """The outputs as the judge will rebuild them: plain tensors on this worker's device (or, with ``sample``,
     their elements at the positions it draws, and their shapes), or plain numbers."""
-    items = list(out) if isinstance(out, tuple | list) else [out]
+    if (returned := correctness.returned_failure(out)) is not None:
+        return [], [], returned
+    items = list(out) if correctness.is_sequence(out) else [out]
     described: list[dict[str, Any]] = []
     tensors: list[torch.Tensor] = []
     for i, item in enumerate(items):
-        label = "output" if len(items) == 1 and not isinstance(out, tuple | list) else f"output {i}"
+        label = "output" if len(items) == 1 and not correctness.is_sequence(out) else f"output {i}"
         if type(item) is torch.Tensor:  # subclasses can override comparisons and __torch_function__
             if item.device != device:
                 return [], [], f"{label} is on {item.device}, expected {device}"
@@ -569,11 +575,8 @@ def _ship(out: object, device: torch.device,
                 assert isinstance(drawn, correctness.Sample)
                 described.append({"tensor": len(tensors), "sampled_from": list(drawn.shape)})
                 tensors.append(drawn.values)
-        elif item is None or type(item) in (bool, int, float, str):
+        else:  # a plain number, string or None (correctness.returned_failure)
             described.append({"value": item})
-        else:
-            cls = type(item)
-            return [], [], f"{label} is {cls.__module__}.{cls.__qualname__}, not exactly torch.Tensor"
     meta, payload = channel.pack_tensors(tensors)
     for entry in described:
         if "tensor" in entry:
