@@ -78,7 +78,7 @@ import importlib.util
 import re
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,11 @@ FORBIDDEN_MODULES = {
     "torch.fx", "torch.export",  # Python generated from a graph, with repr() of its constants pasted in
     # views of memory at any address: as_strided unchecked, and the interface dict it builds them from
     "numpy.lib.stride_tricks", "numpy.lib._stride_tricks_impl",
+    # torch's own evaluators and runners of strings: type comments evaluated, TorchScript's frontend, a shell
+    # (collect_env.run), an unpickler, exporters that hand back generated graph code
+    "torch.jit.annotations", "torch.jit.frontend", "torch.utils.jit", "torch.utils.collect_env",
+    "torch.utils.show_pickle", "torch.utils.bundled_inputs", "torch.utils.model_dump", "torch.onnx",
+    "logging.handlers",  # sockets, SMTP and HTTP handlers, a listener thread
 }
 # Attributes refused by any path, beside the modules above.
 FORBIDDEN_ATTRIBUTES = {
@@ -131,16 +136,31 @@ FORBIDDEN_ATTRIBUTES = {
 # A module's name met inside a path starts the path again (`os.sys.modules` is `sys.modules`, `random._os` is os:
 # leading underscores are the stdlib's way of re-exporting), but for names that torch uses for submodules of its
 # own (torch.signal, torch.profiler.profile, torch.jit.trace, ...).
-MODULE_NAMES = {"sys", "os", "io", "gc"} | {
-    m for m in FORBIDDEN_MODULES if "." not in m} - {"signal", "code", "trace", "profile", "resource", "timeit"}
-RENAMED_MODULES = {"posix": "os", "nt": "os", "_io": "io"}
 # The standard library's private members are refused (`uuid._get_command_stdout` runs a command, `tempfile._os` is
 # os); torch's, triton's and numpy's are not (torch._scaled_mm), but for the forbidden ones above.
 STDLIB_MODULES = frozenset(sys.stdlib_module_names)
+# The standard library by allowlist too: what kernels and their helpers import. The rest is refused, since modules
+# there turn strings into code or imports in ways no list of refusals keeps up with (site runs a .pth file's import
+# lines, rlcompleter evaluates in a namespace it fills with the builtins, optparse imports a module by name,
+# xml.sax a parser class by name, traceback walks frames).
+STDLIB_ALLOWED = frozenset({
+    "__future__", "abc", "argparse", "array", "base64", "binascii", "bisect", "calendar", "cmath", "collections",
+    "colorsys", "contextlib", "contextvars", "copy", "csv", "dataclasses", "datetime", "decimal", "difflib", "enum",
+    "errno", "faulthandler", "fnmatch", "fractions", "functools", "gc", "glob", "graphlib", "hashlib", "heapq",
+    "hmac", "io", "itertools", "json", "keyword", "logging", "math", "numbers", "operator", "os", "pathlib",
+    "posixpath", "pprint", "random", "re", "reprlib", "secrets", "stat", "statistics", "string", "struct", "sys",
+    "tempfile", "textwrap", "time", "types", "typing", "unicodedata", "warnings", "weakref", "zlib", "zoneinfo",
+    "atexit",  # handlers never run: a worker ends with _exit
+})
+# Names torch, numpy and triton use for functions or submodules of their own (Tensor.chunk, torch.select,
+# torch.signal, torch.jit.trace, torch.profiler.profile, a script module's .code, Timer.timeit): not module names.
+_OWN_NAMES = {"chunk", "select", "signal", "code", "trace", "profile", "resource", "timeit"}
+MODULE_NAMES = ({"sys", "os", "io", "gc", "bltns"} | {m for m in FORBIDDEN_MODULES if "." not in m}
+                | {m for m in STDLIB_MODULES - STDLIB_ALLOWED if not m.startswith("_")}) - _OWN_NAMES
+RENAMED_MODULES = {"posix": "os", "nt": "os", "_io": "io", "bltns": "builtins"}  # enum.bltns is builtins
 # Third-party packages a candidate may import: PyTorch and the kernel libraries written for it. Any other installed
 # package is refused, since installed packages turn strings into code in ways no list of refusals keeps up with
 # (fsspec imports a class named by a string, execnet runs source in a new interpreter, pydantic evaluates annotations).
-# The standard library is judged by the rules above.
 THIRD_PARTY_MODULES = frozenset({
     "torch", "triton", "numpy", "cuda", "nvmath", "cupy", "cupyx", "numba", "einops", "opt_einsum", "flashinfer",
     "vllm", "xformers", "flash_attn", "flash_attn_interface", "cutlass", "cutlass_library", "tilelang", "apex",
@@ -148,26 +168,51 @@ THIRD_PARTY_MODULES = frozenset({
     "mamba_ssm", "causal_conv1d", "triton_kernels", "quack", "thunderkittens", "nvtx", "ml_dtypes", "packaging",
     "typing_extensions",
 })
-KNOWN_ROOTS = STDLIB_MODULES | THIRD_PARTY_MODULES | RENAMED_MODULES.keys()
+KNOWN_ROOTS = STDLIB_ALLOWED | THIRD_PARTY_MODULES | {"posix", "nt", "_io"}
 # The private submodules of these libraries are refused but for ALLOWED_PRIVATE_MODULES: they hold helpers that
 # import a module named by a string computed at run time (torch._utils._import_dotted_name, trace_rules' loaders,
 # ...), which would hand candidate code gc, sys or the harness. Their private functions stay allowed (torch._scaled_mm).
 PRIVATE_CHECKED = ("torch", "numpy", "triton")
 # torch.compile's configuration and entry points; what kernels adapted from Inductor's output code import
 # (triton_helpers' libdevice and math, its hints, its heuristics' launch decorators); the has_triton checks.
-ALLOWED_PRIVATE_MODULES = {"torch._dynamo", "torch._dynamo.config", "torch._inductor", "torch._inductor.config",
-                           "torch._functorch", "torch._functorch.config", "torch._logging", "torch._inductor.runtime",
+ALLOWED_PRIVATE_MODULES = {"torch._dynamo", "torch._dynamo.config", "torch._dynamo.exc", "torch._inductor",
+                           "torch._inductor.config", "torch._functorch", "torch._functorch.config", "torch._logging",
+                           "torch._inductor.runtime",
                            "torch._inductor.runtime.triton_helpers", "torch._inductor.runtime.hints",
                            "torch._inductor.runtime.triton_heuristics", "torch.utils._triton"}
+# Single members of refused modules that torch.compile's output code imports, which kernels adapted from it keep:
+# the raw-stream getter, allocation and layout helpers, the extern GEMM namespace (and what is under them).
+ALLOWED_PRIVATE_PATHS = (
+    "torch._C._cuda_getCurrentRawStream", "torch._C._dynamo.guards._empty_strided_cuda",
+    "torch._C._dynamo.guards._empty_strided_cpu", "torch._C._dynamo.guards.assert_size_stride",
+    "torch._C._dynamo.guards.assert_alignment", "torch._C._dynamo.guards._reinterpret_tensor",
+    "torch._inductor.select_algorithm.extern_kernels", "torch._inductor.hooks.run_intermediate_hooks",
+    "torch._inductor.utils.maybe_profile", "torch._inductor.utils.ceildiv",
+    "torch._inductor.codegen.memory_planning._align", "torch._inductor.runtime.runtime_utils.next_power_of_2",
+    "torch._inductor.runtime.runtime_utils.ceildiv", "torch._inductor.runtime.triton_compat.libdevice",
+    "torch._inductor.runtime.triton_compat.tl", "torch._inductor.runtime.triton_compat.triton",
+    "torch._dynamo.testing.rand_strided",
+)
+# Their members by allowlist as well: torch._dynamo also holds explain() and export(), which hand back a graph module
+# whose generated code pastes in repr() of its constants, and backends that compile whatever they are given.
+PRIVATE_MEMBERS = {
+    "torch._dynamo": {"config", "reset", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "mark_static_address",
+                      "disable", "allow_in_graph", "disallow_in_graph", "forbid_in_graph", "is_compiling",
+                      "graph_break", "assume_constant_result", "list_backends", "reset_code_caches", "set_stance",
+                      "nonstrict_trace", "is_dynamo_supported", "is_inductor_supported", "OptimizedModule", "exc"},
+    "torch._inductor": {"config", "runtime", "list_mode_options", "list_options"},
+    "torch._functorch": {"config"},
+    "torch._logging": {"set_logs"},
+}
 # sys, os and io by allowlist: what an honest kernel needs of them.
 ALLOWED_MEMBERS = {
     "sys": {"version", "version_info", "hexversion", "implementation", "platform", "byteorder", "maxsize",
             "float_info", "int_info", "float_repr_style", "stdout", "stderr", "getsizeof", "getrecursionlimit",
-            "getdefaultencoding", "getfilesystemencoding", "argv"},
+            "getdefaultencoding", "getfilesystemencoding", "argv", "prefix", "base_prefix", "exec_prefix"},
     "gc": {"collect"},  # benchmarking code collects before it measures; the rest of gc reaches every object
     "os": {"environ", "getenv", "path", "sep", "pathsep", "linesep", "curdir", "pardir", "devnull", "name",
            "cpu_count", "process_cpu_count", "sched_getaffinity", "getpid", "getppid", "getcwd", "fspath", "PathLike",
-           "makedirs", "listdir", "scandir", "stat", "urandom"},
+           "makedirs", "listdir", "scandir", "stat", "urandom", "replace", "rename", "remove", "unlink"},
     "io": {"BytesIO", "StringIO", "IOBase", "TextIOBase", "BufferedIOBase", "UnsupportedOperation", "SEEK_SET",
            "SEEK_CUR", "SEEK_END", "DEFAULT_BUFFER_SIZE"},
 }
@@ -183,7 +228,7 @@ ATTRIBUTE_ONLY_MODULES = {"sys", "os", "io", "gc", "torch.library", "os.environ"
 LIBRARY_DEFINE = {"custom_op", "triton_op", "define"}
 LIBRARY_REGISTER = {"register_fake", "register_kernel", "register_autograd", "register_autocast", "register_vmap",
                     "register_torch_dispatch", "impl", "impl_abstract"}
-LIBRARY_FREE = {"wrap_triton", "capture_triton", "get_ctx", "opcheck", "CustomOpDef"}
+LIBRARY_FREE = {"wrap_triton", "capture_triton", "get_ctx", "opcheck", "CustomOpDef", "infer_schema"}
 TORCH_NAMESPACES = {
     "aten", "prims", "prim", "_", "quantized", "_quantized", "quantization", "sparse", "c10d", "_c10d_functional",
     "_c10d_functional_autograd", "_dtensor", "_native", "_test", "debugprims", "rngprims", "inductor",
@@ -228,7 +273,10 @@ ALLOWED_DUNDERS = {f"__{name}__" for name in (
     "iter", "next", "getitem", "setitem", "contains", "repr", "str", "format", "hash", "bool", "index", "int",
     "float", "eq", "ne", "lt", "le", "gt", "ge", "neg", "pos", "abs", "add", "sub", "mul", "matmul", "truediv",
     "floordiv", "mod", "pow", "and", "or", "xor", "radd", "rsub", "rmul", "rtruediv", "wrapped",
-    "cuda_array_interface", "array", "dlpack", "dlpack_device", "members",
+    "cuda_array_interface", "array", "dlpack", "dlpack_device", "members", "post_init", "init_subclass",
+    "lshift", "rshift", "invert", "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "imatmul",
+    "iand", "ior", "ixor", "ilshift", "irshift", "rmatmul", "rfloordiv", "rmod", "rpow", "rand", "ror", "rxor",
+    "rlshift", "rrshift", "round", "floor", "ceil", "trunc", "complex", "reversed", "missing", "delitem",
 )}
 # Dunder names a module may read, and those it may bind.
 ALLOWED_DUNDER_NAMES = ALLOWED_DUNDERS | {"__debug__", "__package__"}
@@ -249,8 +297,12 @@ SUSPICIOUS_ATTRIBUTES = {
 # computes (the reference and the incumbent run elsewhere), and none is a function the harness calls. Precision
 # switches are not among them (TF32 changes what the problem computes; the seal fails a candidate that sets them).
 SETTINGS = {"torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled"}
+# Precision switches may only be turned off (towards exact float32): the seal still fails a change of the harness's.
+STRICT_SETTINGS = {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
+                   "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+                   "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"}
 SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.",
-                      "torch.compiler.config.")
+                      "torch.compiler.config.", "triton.knobs.autotuning.")
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
 NATIVE_MODULE = "torch.utils.cpp_extension"
@@ -304,6 +356,9 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
     """Whether a path resolved from an import is refused: it, or a path above it, is forbidden; it is a private
     member of a standard-library module, a member of sys, os or io outside their allowlists, or of torch.library
     outside what it allows."""
+    if dotted.startswith(ALLOWED_PRIVATE_PATHS) and any(
+            dotted == path or dotted.startswith(path + ".") for path in ALLOWED_PRIVATE_PATHS):
+        return False
     parts = dotted.split(".")
     if not resolved:  # a local name, not a module (`code.co_filename` on a variable named code); an unbound os is os
         return len(parts) > 1 and parts[0] in ("os", "sys") and parts[1] not in ALLOWED_MEMBERS[parts[0]]
@@ -317,6 +372,8 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
     if parts[0] in STDLIB_MODULES and any(p.startswith("_") and not _dunder(p) for p in parts[1:]):
         return parts[0] != "faulthandler"  # its private members only crash the process: a fail, not a cheat
     if parts[0] in PRIVATE_CHECKED and _private_submodule(tuple(parts)):
+        return True
+    if len(parts) > 2 and parts[2] not in PRIVATE_MEMBERS.get(".".join(parts[:2]), {parts[2]}):
         return True
     if parts[:2] == ["os", "environ"] and len(parts) > 2:
         return parts[2] not in ENVIRON_READS
@@ -407,6 +464,7 @@ class _Checker:
         self.modules: set[str] = set()  # names bound by `import`: modules, used only through their attributes
         self.bases: set[int] = set()  # ids of nodes in a position where a module may be: `m.x`, getattr(m, "x")
         self.callees: set[int] = set()  # ids of nodes that are called
+        self.false_stores: set[int] = set()  # ids of targets assigned the constant False
         self.namespaces: set[str] = set()  # operator namespaces the candidate's own custom ops define
         self.shadowed: set[int] = set()  # ids of uses of a builtin's name that are a function's own variable
         self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
@@ -487,12 +545,18 @@ class _Checker:
                     self.bases.add(id(node.args[0]))
             elif isinstance(node, ast.Compare):  # `if triton is None`
                 self.bases.update(id(n) for n in [node.left, *node.comparators])
-            elif isinstance(node, ast.If | ast.While | ast.IfExp):
+            elif isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):  # an optional import's truth
                 self.bases.add(id(node.test))
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                self.bases.add(id(node.operand))
+            elif isinstance(node, ast.BoolOp) and id(node) in self.bases:  # `if triton and x.is_cuda:`, not
+                self.bases.update(id(n) for n in node.values)  # `m = sys or x`, which is sys
             elif isinstance(node, ast.Assign):
                 self.bind_assignment(node)
                 if self.literal(node.value):  # a knob set to a value, not to code of the candidate's
                     self.literal_stores.update(id(target) for target in node.targets)
+                if isinstance(node.value, ast.Constant) and node.value.value is False:
+                    self.false_stores.update(id(target) for target in node.targets)
         for call in calls:
             qualname = _qualname(call)
             if qualname and qualname.partition("::")[0] not in TORCH_NAMESPACES:
@@ -573,6 +637,8 @@ class _Checker:
 
     def path_violation(self, node: ast.AST, path: str, resolved: bool, module: bool = False) -> str | None:
         """Rules on a name or attribute that resolves to ``path``."""
+        if id(node) in self.bases and any(allowed.startswith(path + ".") for allowed in ALLOWED_PRIVATE_PATHS):
+            return None  # `torch._C._dynamo.guards` on the way to an allowed member: the whole path is judged
         if _forbidden_dotted(path, resolved):
             return f"uses {path}"
         if not resolved:
@@ -592,6 +658,8 @@ class _Checker:
         if isinstance(node.ctx, ast.Store | ast.Del):  # an assignment, loop target, del, setattr or delattr
             if path.startswith("type()."):
                 return f"patches a class through {ast.unparse(node.value)} = type(...)"
+            if resolved and isinstance(node.ctx, ast.Store) and path in STRICT_SETTINGS:
+                return None if id(node) in self.false_stores else f"turns on {path} (only off is allowed)"
             if resolved and not (isinstance(node.ctx, ast.Store) and _a_setting(path)):
                 return f"monkey-patches {path}"
             if resolved and id(node) not in self.literal_stores:
@@ -641,13 +709,30 @@ class _Checker:
             return why
         return None
 
+    def annotation_library_call(self, call: ast.Call) -> bool:
+        """Whether a call in an annotation is a kernel language's buffer declaration (ANNOTATION_LIBRARIES)."""
+        path, resolved = self.resolve(call.func)
+        return resolved and path.split(".")[0] in ANNOTATION_LIBRARIES
+
     def literal(self, node: ast.AST | None) -> bool:
-        """A literal, or a module constant only ever bound to one (``COORDINATE_DESCENT = False``, a TUNABLE)."""
+        """A literal, a module constant only ever bound to one (``COORDINATE_DESCENT = False``, a TUNABLE), or
+        arithmetic and containers of these (``2 ** 8``, ``{"max_autotune": MAX_AUTOTUNE}``)."""
         if isinstance(node, ast.Name) and self.tree is not None:
             if self._constants is None:  # a walk of the whole module, so only once a knob is set from a name
                 self._constants = _module_constants(self.tree)
             return node.id in self._constants
-        return _literal_value(node)
+        if _literal_value(node):
+            return True
+        match node:
+            case ast.BinOp(left=left, right=right):
+                return self.literal(left) and self.literal(right)
+            case ast.UnaryOp(operand=operand):
+                return self.literal(operand)
+            case ast.Dict(keys=keys, values=values):
+                return all(key is not None and self.literal(key) for key in keys) and all(map(self.literal, values))
+            case ast.Tuple(elts=items) | ast.List(elts=items) | ast.Set(elts=items):
+                return all(map(self.literal, items))
+        return False
 
     def compile_code_violation(self, call: ast.Call, path: str) -> str | None:
         """A torch.compile whose backend or options are not literals, or a configuration patch with computed values:
@@ -685,7 +770,8 @@ _RULES: dict[type, Callable[[_Checker, Any], str | None]] = {
     ast.MatchClass: _Checker.match_violation, ast.keyword: _Checker.keyword_violation,
     ast.Constant: _Checker.string_violation, ast.JoinedStr: _Checker.string_violation, ast.Try: _Checker.try_warnings,
 }
-_CHECKED = frozenset({*_RULES, ast.Import, ast.ImportFrom, ast.Assign, ast.Compare, ast.If, ast.While, ast.IfExp})
+_CHECKED = frozenset({*_RULES, ast.Import, ast.ImportFrom, ast.Assign, ast.Compare, ast.If, ast.While, ast.IfExp,
+                      ast.Assert, ast.BoolOp, ast.UnaryOp})
 
 
 def _concrete(*bases: type) -> frozenset[type]:
@@ -731,6 +817,9 @@ def _annotation_code(annotation: ast.AST) -> list[ast.AST]:
         if isinstance(node, ast.Subscript) and _literal(node.value):
             pending.append(node.value)
             continue
+        if isinstance(node, ast.Subscript) and _annotated(node.value):  # Annotated[T, metadata]: T only
+            pending += [node.value, node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice]
+            continue
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
                 expression = ast.parse(node.value.strip(), mode="eval").body
@@ -749,13 +838,19 @@ _ANNOTATION_NODES = (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.T
                      ast.BinOp, ast.BitOr, ast.UnaryOp, ast.USub, ast.Load)
 
 
-def _annotation_violation(tree: ast.AST) -> tuple[ast.AST, str] | None:
-    """An annotation that computes something (a call, an arithmetic, a formatted string): where, and why."""
+# Kernel languages whose buffers are declared by a call in the annotation (TileLang's ``A: T.Tensor((M, K), dtype)``,
+# TVMScript's ``T.Buffer``): the call is the library's, and returns its buffer type, not a string.
+ANNOTATION_LIBRARIES = {"tilelang", "tvm"}
+
+
+def _annotation_violation(tree: ast.AST, library_call: Callable[[ast.Call], bool]) -> tuple[ast.AST, str] | None:
+    """An annotation that computes something (a call, an arithmetic, a formatted string): where, and why.
+    ``library_call``: whether a call is one of ANNOTATION_LIBRARIES' (its arguments are values, judged elsewhere)."""
     for holder in ast.walk(tree):
         annotations = [getattr(holder, name, None) for name in ("annotation", "returns")]
         for annotation in filter(None, annotations):
             for node in [annotation, *_annotation_code(annotation)]:
-                for part in ast.walk(node):
+                for part in _type_parts(node, library_call):
                     if not isinstance(part, _ANNOTATION_NODES) or (  # X | Y, Literal[-1]: no other operator
                             isinstance(part, ast.BinOp) and not isinstance(part.op, ast.BitOr)) or (
                             isinstance(part, ast.UnaryOp) and not isinstance(part.operand, ast.Constant)):
@@ -763,10 +858,30 @@ def _annotation_violation(tree: ast.AST) -> tuple[ast.AST, str] | None:
     return None
 
 
+def _type_parts(node: ast.AST, library_call: Callable[[ast.Call], bool]) -> Iterator[ast.AST]:
+    """The nodes of an annotation that make its type: not Annotated's metadata, nor a kernel library's arguments
+    (values: nothing reads them as code)."""
+    if isinstance(node, ast.Call) and library_call(node):
+        return
+    yield node
+    if isinstance(node, ast.Subscript) and _annotated(node.value) and isinstance(node.slice, ast.Tuple):
+        children: list[ast.AST] = [node.value, node.slice.elts[0]]
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
+        yield from _type_parts(child, library_call)
+
+
 def _literal(node: ast.AST) -> bool:
     """Whether ``node`` names typing's Literal (``Literal``, ``typing.Literal``, ``t.Literal``)."""
     return (isinstance(node, ast.Name) and node.id == "Literal") or (
         isinstance(node, ast.Attribute) and node.attr == "Literal")
+
+
+def _annotated(node: ast.AST) -> bool:
+    """Whether ``node`` names typing's Annotated, whose arguments after the first are metadata values."""
+    return (isinstance(node, ast.Name) and node.id == "Annotated") or (
+        isinstance(node, ast.Attribute) and node.attr == "Annotated")
 
 
 def _main_block(node: ast.AST) -> bool:
@@ -786,9 +901,6 @@ def check_source(source: str, entry: str = "run") -> GateResult:
     except SyntaxError as error:
         return GateResult(False, f"does not parse: line {error.lineno}: {error.msg}")
     tree.body = [statement for statement in tree.body if not _main_block(statement)]  # self-tests, never run
-    if computed := _annotation_violation(tree):
-        node, why = computed
-        return GateResult(False, f"forbidden: {why} (line {getattr(node, 'lineno', '?')})")
     checker = _Checker()
     nodes = _checked_nodes(tree)
     checker.imported_names = {alias.asname or alias.name for statement in tree.body
@@ -800,6 +912,9 @@ def check_source(source: str, entry: str = "run") -> GateResult:
     for node in nodes:
         if isinstance(node, ast.Import | ast.ImportFrom) and (violation := checker.bind_imports(node)):
             return GateResult(False, f"forbidden: {violation} (line {node.lineno})")
+    if computed := _annotation_violation(tree, checker.annotation_library_call):
+        node, why = computed
+        return GateResult(False, f"forbidden: {why} (line {getattr(node, 'lineno', '?')})")
     checker.note_positions(nodes)
     for node in nodes:
         violation = checker.violation(node)

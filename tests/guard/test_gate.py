@@ -385,13 +385,13 @@ def test_rejects_mutating_what_the_harness_uses(snippet: str, needle: str) -> No
         ("import torch\nmp = torch.multiprocessing", "multiprocessing"),
         ("import numpy\nnumpy.ctypeslib.load_library('evil', '.')", "numpy.ctypeslib"),
         ("import numpy as np\nlib = np.ctypeslib", "numpy.ctypeslib"),
-        ("import queue\nThread = queue.threading.Thread", "threading"),
+        ("import logging\nThread = logging.threading.Thread", "threading"),
         ("import logging\nThread = logging.threading.Thread", "threading"),
         ("import tempfile\nstart = tempfile._thread.start_new_thread", "_thread"),
         ("import torch\nstack = torch.library.inspect.stack()", "inspect"),
         ("import torch.library\nsys_ = torch.library.sys.modules", "sys.modules"),
         ("import timeit\ngc = timeit.gc", "timeit"),
-        ("import uuid\nout = uuid._get_command_stdout('sh', '-c', 'true')", "uuid._get_command_stdout"),
+        ("import random\ns = random._sha512", "random._sha512"),
         ("import random\nrandom._os.system('true')", "os.system"),
         ("import os\npython = os.path.os.execv", "os.execv"),
         ("import torch\nx = torch.load('payload.pt', weights_only=False)", "torch.load"),
@@ -732,3 +732,57 @@ def test_torch_compile_with_literal_settings_passes() -> None:
                " options={'triton.cudagraphs': False})\ntorch._inductor.config.coordinate_descent_tuning = True\n"
                "with torch._inductor.config.patch(max_autotune=True):\n    pass\n")
     assert check_source(snippet + RUN).ok
+
+
+# ---------------------------------------------------------------- third red-team round: libraries that run strings
+
+
+@pytest.mark.parametrize(("snippet", "needle"), [
+    ("import site\nsite.addsitedir('/tmp')", "imports site"),  # runs a .pth file's import lines
+    ("import rlcompleter", "imports rlcompleter"),  # evaluates in a namespace it fills with the builtins
+    ("import optparse", "imports optparse"),  # Values.read_module imports a module named by a string
+    ("import xml.sax", "imports xml.sax"),  # make_parser imports a parser class by name
+    ("import uuid", "imports uuid"),  # getnode() runs a command
+    ("import enum\ng = enum.bltns.getattr", "builtins.getattr"),  # enum's alias of builtins
+    ("import logging\nwalk = logging.traceback.walk_stack", "traceback.walk_stack"),  # frames, re-exported
+    ("import torch\nexplain = torch._dynamo.explain", "torch._dynamo.explain"),  # hands back generated graph code
+    ("import torch\nrun_ = torch._dynamo.run", "torch._dynamo.run"),
+    ("import torch.utils.collect_env", "torch.utils.collect_env"),  # run() starts a shell
+    ("import torch\nparse = torch.jit.annotations.parse_type_line", "torch.jit.annotations"),  # evaluates
+    ("import torch\nexport = torch.onnx.export", "torch.onnx"),
+    ("import logging.handlers", "logging.handlers"),  # sockets, SMTP, HTTP, a listener thread
+    ("import torch\ng = torch._C._dynamo.guards.GuardManager", "torch._C._dynamo.guards.GuardManager"),
+    ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", "only off is allowed"),
+    ("import sys\nm = sys or 1", "sys as a value"),  # the value of `or` is its operand
+])
+def test_rejects_string_runners_of_the_standard_library_and_torch(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+@pytest.mark.parametrize("snippet", [
+    "from torch._C import _cuda_getCurrentRawStream as get_raw_stream",  # torch.compile's output code
+    "import torch\nempty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda",
+    "import torch\nreinterpret_tensor = torch._C._dynamo.guards._reinterpret_tensor",
+    "from torch._inductor.select_algorithm import extern_kernels\nmm = extern_kernels.mm",
+    "from torch._inductor.runtime.runtime_utils import next_power_of_2",
+    "import torch\ntorch._dynamo.reset()\ntorch._dynamo.config.cache_size_limit = 2 ** 8",
+    "import torch\nMAX_AUTOTUNE = False\nf = torch.compile(abs, options={'max_autotune': MAX_AUTOTUNE})",
+    "import torch\ntorch.backends.cuda.matmul.allow_tf32 = False\ntorch.backends.cudnn.allow_tf32 = False",
+    "try:\n    import triton\nexcept ImportError:\n    triton = None\nassert not triton or triton and True",
+    "from typing import Annotated\nimport torch\ndef f(x: Annotated[torch.Tensor, '(T, 2*D)']) -> None: ...",
+    "import tilelang.language as T\ndef k(A: T.Tensor((M, K // 2), 'float16')) -> None: ...",
+    "import atexit\nimport dataclasses\n@dataclasses.dataclass\nclass C:\n    def __post_init__(self): ...",
+    "from torch.library import infer_schema",
+])
+def test_accepts_what_honest_kernels_write(snippet: str) -> None:
+    result = check_source(snippet + RUN)
+    assert result.ok, result.reason
+
+
+@pytest.mark.parametrize("snippet", [
+    "def f():\n    return 'x'\ndef g(x: f()): ...",  # a call of the module's own in an annotation
+    "import numpy\ndef g(x: numpy.str_('a')): ...",  # a library's call that makes a string
+    "from typing import Annotated\ndef g(x: Annotated['__import__(\"gc\")', 1]): ...",  # the type is still code
+])
+def test_annotations_still_refuse_computed_types(snippet: str) -> None:
+    _rejected(snippet, "computes an annotation")

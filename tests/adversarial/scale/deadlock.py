@@ -1,16 +1,13 @@
 # ruff: noqa
-"""Deadlocks: puts twice into a bounded queue that nobody drains, blocking forever on its condition variable. No CPU is
-used, so only a wall-clock limit (not RLIMIT_CPU) ends it. (The classic form, threading.Lock acquired twice, is the
-same hang; queue is used so that the gate's ban on threading does not turn this crash test into a reject.)"""
+"""Hangs without using the CPU: sleeps for days inside run(), as a deadlock on a lock or a full queue would block on
+its condition variable. Only a wall-clock limit (not RLIMIT_CPU) ends it. (The classic forms, threading.Lock
+acquired twice or a bounded queue.Queue filled twice, import modules the gate refuses; the hang is the same.)"""
 
-import queue
+import time
 
 import torch
 
-_QUEUE: queue.Queue = queue.Queue(maxsize=1)
-
 
 def run(x: torch.Tensor) -> torch.Tensor:
-    _QUEUE.put(x)
-    _QUEUE.put(x)
+    time.sleep(10**6)
     return x * 2 + 1
