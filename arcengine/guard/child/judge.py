@@ -274,7 +274,10 @@ class Evaluation:
         self.destinations: dict[int, dict[str, Any]] = {}
         salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
         self.input_salt = salt  # fresh in every child unless pinned: no answer can be cached across children
-        self.samples = random.Random(f"{spec.rng_seed}:{salt}:sample")  # positions of the sampled comparisons
+        # What the judge draws (audited calls, sampled positions, seal checks) from a salt of its own, never sent to
+        # a worker: the input salt can be worked out from any call's seed, which a candidate's inputs are made from.
+        self.draw_salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
+        self.samples = random.Random(f"{spec.rng_seed}:{self.draw_salt}:sample")  # positions of sampled comparisons
 
     @property
     def candidate(self) -> RemoteRole:
@@ -360,7 +363,7 @@ class Evaluation:
         # every worker (arcengine.guard.child.confine).
         protect = sorted({os.getpid(), os.getppid(), *(remote.pid for remote in self.workers.values())})
         common = {"device": self.spec.device, "reference": self.spec.reference, "precompile": bool(self.spec.gate),
-                  "seed": self.input_salt, "protect": protect, "destination_passing": self.spec.destination_passing,
+                  "protect": protect, "destination_passing": self.spec.destination_passing,
                   "workloads": [{"index": w.index, "axes": w.axes} for w in self.spec.workloads]}
         for role, remote in self.workers.items():  # all start before any is waited for
             # The reference and the baseline are code the problem ships: nothing of them to compile ahead.
@@ -425,7 +428,7 @@ class Evaluation:
         # The seal (a few milliseconds) is checked after a random share of the calls and after each workload's
         # last: a patch that stays is caught at the first check; one undone before each return changed nothing
         # the harness read after it.
-        seals = random.Random(f"{self.spec.rng_seed}:{self.input_salt}:seal")
+        seals = random.Random(f"{self.spec.rng_seed}:{self.draw_salt}:seal")
         for workload in self.spec.workloads:
             record = WorkloadRecord(index=workload.index, held_out=workload.held_out)
             self.records.append(record)
@@ -777,7 +780,7 @@ class _Blocks:
 
     def __init__(self, judge: Evaluation, workload: Workload) -> None:
         self.judge, self.workload = judge, workload
-        self.audits = random.Random(f"{judge.spec.rng_seed}:{judge.input_salt}:audit:{workload.index}")
+        self.audits = random.Random(f"{judge.spec.rng_seed}:{judge.draw_salt}:audit:{workload.index}")
         self.base = judge.input_salt + _POOL_SEED_BASE + 100_003 * workload.index
         self.next_seed = 0
         self.pending: dict[str, deque[timing.Measured]] = {}

@@ -305,11 +305,10 @@ class Worker:
         reference = load_module(str(command["reference"]), REFERENCE_MODULE)
         run = entry_point(load_module(self.source, ROLE_MODULES[self.role]), reference, meta, self.role)
         steps["import"] = perf_counter() - started - steps["device"]
-        seed = int(command.get("seed", 0))
         # Destination-passing modules need outputs whose shapes the judge learns only from the reference: they
         # compile at their first call instead (counted as compilation, as any JIT the fork could not reach).
         for axes in [] if self.destinations else self.workloads.values():
-            inputs = make_inputs(reference, axes, seed, "normal", meta)
+            inputs = make_inputs(reference, axes, 0, "normal", meta)  # shapes only: no value is made on meta
             with precompile.compile_only(steps), contextlib.suppress(Exception):  # stopped where values were needed
                 run(*inputs)
         steps["compile"] = perf_counter() - started - steps["device"] - steps["import"]
