@@ -19,7 +19,7 @@ def _confined(allowed: Path, shell: str) -> subprocess.CompletedProcess[str]:
     script = textwrap.dedent(f"""
         import subprocess, sys
         from arcengine.guard.child import landlock
-        print(landlock.confine_writes([{str(allowed)!r}]), flush=True)
+        print(landlock.confine([{str(allowed)!r}]), flush=True)
         sys.exit(subprocess.run(["sh", "-c", {shell!r}]).returncode)
     """)
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
@@ -53,7 +53,7 @@ def test_tcp_is_refused_where_the_kernel_has_network_rules(tmp_path: Path) -> No
     script = textwrap.dedent(f"""
         import socket
         from arcengine.guard.child import landlock
-        landlock.confine_writes([{str(tmp_path)!r}])
+        landlock.confine([{str(tmp_path)!r}])
         try:
             socket.create_connection(("127.0.0.1", 9), timeout=5)
         except PermissionError:
@@ -63,3 +63,24 @@ def test_tcp_is_refused_where_the_kernel_has_network_rules(tmp_path: Path) -> No
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "refused", done.stderr
+
+
+def test_other_processes_files_under_proc_are_unreadable_and_its_own_are_not(tmp_path: Path) -> None:
+    script = textwrap.dedent(f"""
+        import os
+        from arcengine.guard.child import landlock
+        parent = os.getppid()
+        landlock.confine([{str(tmp_path)!r}])
+        seen = []
+        for path in ["/proc/self/status", "/proc/cpuinfo", f"/proc/{{parent}}/environ", f"/proc/{{parent}}/status"]:
+            try:
+                with open(path, "rb") as file:
+                    file.read(1)
+                seen.append("read")
+            except PermissionError:
+                seen.append("refused")
+        print(" ".join(seen))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "ARCENGINE_CANARY_KEY": "sk-canary"})
+    assert done.stdout.split() == ["read", "read", "refused", "refused"], done.stderr

@@ -240,7 +240,6 @@ class Worker:
         self.destinations = bool(command.get("destination_passing")) and self.role in CANDIDATE_ROLES
         if self.role in CANDIDATE_ROLES:  # untrusted code may touch no process that judges it, from here on
             confine.shield(set(command.get("protect") or ()) - {os.getpid()})
-            landlock.confine_writes(opens.writable_folders())  # native code's writes; the hook names Python's
             opens.install()
             frozen.freeze_tensor()
         if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
@@ -248,6 +247,8 @@ class Worker:
         compiler = None
         if command.get("precompile"):
             compiler = precompile.Compiler(lambda: self._precompile(command))
+        if self.role in CANDIDATE_ROLES:  # after the compiler's fork, which confines itself (to its own /proc)
+            landlock.confine(opens.writable_folders())  # native code too; the hook names what Python did
         try:
             self.device = resolve_device(str(command["device"]))
             self.reference = load_module(str(command["reference"]), REFERENCE_MODULE)
@@ -297,6 +298,7 @@ class Worker:
     def _precompile(self, command: Mapping[str, Any]) -> dict[str, float]:
         """In the compiler fork: the module's kernels compiled for every workload's shapes, nothing run."""
         self.sock.close()  # the fork's copy: the module's code runs here, and must not speak for the worker
+        landlock.confine(opens.writable_folders())
         started = perf_counter()
         if command["device"] == "cuda":
             torch.cuda.init()
