@@ -58,7 +58,7 @@ _ALLOWED = re.compile(
 # campaign child) is read per build: without it here every campaign child was spawned cold, importing torch again.
 _AFTER_FORK_ENV = re.compile(
     r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_CUDA_ARCH_LIST"
-    r"|ARCENGINE_NATIVE_CACHE|ARCENGINE_WRITABLE)$")
+    r"|ARCENGINE_NATIVE_CACHE|ARCENGINE_WRITABLE|ARCENGINE_TRUSTED_HOME)$")
 
 log = structlog.get_logger()
 
@@ -84,13 +84,22 @@ def network_isolation() -> tuple[str, ...]:
     return (tool, "--net", "--") if probe.returncode == 0 else ()
 
 
+TRUSTED_FOLDER = "trusted"
+
+
 def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if _ALLOWED.match(k) and not SECRET_NAME.search(k)}
     env.update(
         HOME=str(workdir),
         TMPDIR=str(workdir),
+        # The reference's and the baseline's own HOME, TMPDIR and kernel caches, beside the working directory
+        # (arcengine.guard.child.worker): out of the untrusted workers' reach.
+        ARCENGINE_TRUSTED_HOME=str(workdir.parent / TRUSTED_FOLDER),
         PYTHONPATH=str(PACKAGE_ROOT),
         PYTHONDONTWRITEBYTECODE="1",
+        # No working directory on the import path: a module a candidate writes there (it may write its folder)
+        # would shadow one that the judge or a trusted worker imports later, and run in its process.
+        PYTHONSAFEPATH="1",
         PYTHONUNBUFFERED="1",
         # torch.compile in a candidate: Inductor compiles in the calling thread instead of in its pools, whose
         # threads outlive run() and fail the child's left-thread check: on the GPU a compile-worker sidecar
@@ -165,6 +174,7 @@ def _child_files(spec: dict[str, Any], gated: bool = False) -> Iterator[_Files]:
         files = _Files(root, root / "work", root / "spec.json", root / "result.json", root / "stderr.txt", token,
                        gate)
         files.workdir.mkdir()
+        (root / TRUSTED_FOLDER).mkdir()
         extra = {"gate": str(gate.path)} if gate else {}
         files.spec.write_text(json.dumps({**spec, **extra, "result": str(files.result), "token": token}))
         try:

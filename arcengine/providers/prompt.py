@@ -46,11 +46,13 @@ rejects them): other native escapes and processes (ctypes, cffi, subprocess, os.
 (exec/eval/compile, __import__/importlib, getattr/setattr with a computed name, vars/globals), frames and dunders
 such as __dict__, sys.modules, torch._C, torch.library but for custom_op/triton_op in your own namespace, dispatch
 modes and __torch_function__, cupti and NVML, environment writes, patching torch or the harness, torch.fx, a
-computed torch.compile backend, writing files outside your own folders (HOME, TMPDIR), packages beyond the standard
-library but those kernels are written with (torch, triton, numpy, cuda-python, nvmath, cupy, numba, einops,
-FlashInfer, ...), falling back to the reference. Work on other streams is allowed and timed: every stream counts.
-Expose the knobs worth tuning as module constants listed in `TUNABLES = {"NAME": [values...]}`. Send one python
-block and nothing after it."""
+computed torch.compile backend, writing files outside your own folders (HOME, TMPDIR), reading other processes'
+/proc files, any TCP socket, standard-library modules but the common ones (math, functools, itertools, dataclasses,
+typing, enum, os.path, json, re, logging, ...: no inspect, traceback, importlib, threading, queue, site), packages
+but those kernels are written with (torch, triton, numpy, cuda-python, nvmath, cupy, numba, einops, FlashInfer,
+...), torch._dynamo beyond config/reset/mark_dynamic/disable, falling back to the reference. Work on other streams
+is allowed and timed: every stream counts. Expose the knobs worth tuning as module constants listed in
+`TUNABLES = {"NAME": [values...]}`. Send one python block and nothing after it."""
 
 
 def contract(entry: str = "run", destination_passing: bool = False) -> str:

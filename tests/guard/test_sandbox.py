@@ -57,7 +57,8 @@ async def test_child_has_no_network(tmp_path: Path, zygote: bool) -> None:
     server.close()
     assert outcome.result is not None, outcome.stderr_tail
     assert not outcome.result["correct"]
-    assert "unreachable" in outcome.result["failure"].lower() or "errno 101" in outcome.result["failure"].lower()
+    failure = outcome.result["failure"].lower()  # no route (the namespace), or refused first (Landlock's TCP rule)
+    assert any(why in failure for why in ("unreachable", "errno 101", "permission denied", "errno 13")), failure
     assert connections in ([], [None])
 
 

@@ -28,6 +28,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
@@ -58,6 +59,7 @@ REFERENCE_MODULE = "arcengine_guard_reference"
 ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengine_guard_incumbent",
                 "baseline": "arcengine_guard_baseline"}
 CANDIDATE_ROLES = ("candidate", "incumbent")  # the roles whose code is untrusted (and compiled ahead when gated)
+TRUSTED_HOME = "ARCENGINE_TRUSTED_HOME"  # the trusted roles' own folder (the sandbox makes it)
 
 
 class NoEntry(Exception):
@@ -598,6 +600,22 @@ def start(role: str) -> tuple[int, socket.socket]:
     return pid, judge_end
 
 
+def _trusted_folders() -> None:
+    """A trusted role's own HOME, TMPDIR and kernel caches, where no untrusted worker of the child can write: its
+    torch.compile and Triton load what they find there by a hash of their source, so a module or launcher planted
+    at that path (the candidate can compute it) would run in the reference's or the baseline's process."""
+    home = os.environ.get(TRUSTED_HOME)
+    if not home:  # a judge started by hand, without the sandbox's environment
+        return
+    folders = {"HOME": home, "TMPDIR": home, "TRITON_CACHE_DIR": os.path.join(home, "triton"),
+               "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "inductor")}
+    for name, folder in folders.items():
+        os.makedirs(folder, exist_ok=True)
+        os.environ[name] = folder
+    tempfile.tempdir = None  # recomputed from the new TMPDIR
+    os.chdir(home)  # relative paths (a compiler's debug folder) land there too
+
+
 def _become_worker(sock: socket.socket, role: str) -> NoReturn:
     code = 0
     try:
@@ -608,6 +626,8 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         # SIGKILL once the judge dies: never outlive the verdict it could overwrite.
         process.prctl(process.PR_SET_PDEATHSIG, int(signal.SIGKILL))
         confine.drop_capabilities()  # root's ptrace would reach the judge's memory: see arcengine.guard.child.confine
+        if role not in CANDIDATE_ROLES:
+            _trusted_folders()
         Worker(sock, role).serve()
     except BaseException:
         code = 1

@@ -261,8 +261,8 @@ class Zygote:
         """What `python -m arcengine.guard.child.judge SPEC.json` would show after it hid its argument."""
         assert self.child_module is not None
         sys.argv = [str(self.child_module.__file__)]
-        if sys.path and sys.path[0] in (self.start_dir, ""):
-            sys.path[0] = cwd
+        if sys.path and sys.path[0] in (self.start_dir, "", cwd):  # as PYTHONSAFEPATH leaves a fresh child's path:
+            del sys.path[0]  # no folder a candidate may write, whose module would shadow one imported later
         sys.modules["__main__"] = self.child_module
         self.children.clear()
         self.buffer = b""

@@ -1,7 +1,7 @@
 # ruff: noqa
 """C++ finds its sibling processes (the other children of its parent, the judge: the reference's, the
-incumbent's and the baseline's workers, from /proc/<ppid>/task/*/children) and sends each SIGSTOP on its first
-call. The judge runs the reference itself for correctness, so nothing shows until timing, where the stopped
+incumbent's and the baseline's workers, from /proc/<ppid>/task/*/children, or every pid from its parent's to its
+own plus 64 where those files are out of reach) and sends each SIGSTOP on its first call. The judge runs the reference itself for correctness, so nothing shows until timing, where the stopped
 reference never answers. The answer is honest."""
 
 import torch
@@ -15,7 +15,8 @@ _SRC = r"""
 #include <fcntl.h>
 #include <unistd.h>
 // The other children of a process, from /proc/<parent>/task/*/children, by POSIX reads (iostreams' number parsing
-// crashed inline extensions on the H200's toolchain, outside the guard too, which hid what the entry tests).
+// crashed inline extensions on the H200's toolchain, outside the guard too, which hid what the entry tests). Where
+// those files cannot be read (Landlock keeps a worker out of other processes' /proc), every pid near its own.
 static std::vector<int64_t> children_of(int64_t parent, int64_t self) {
   std::vector<int64_t> found;
   std::string tasks = "/proc/" + std::to_string(parent) + "/task";
@@ -38,6 +39,9 @@ static std::vector<int64_t> children_of(int64_t parent, int64_t self) {
     }
   }
   closedir(dir);
+  if (found.empty())
+    for (int64_t pid = parent; pid < self + 64; ++pid)
+      if (pid != self) found.push_back(pid);
   return found;
 }
 std::vector<int64_t> siblings() { return children_of(getppid(), getpid()); }
