@@ -12,9 +12,11 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    torch.utils.benchmark, ...), introspection (gc, inspect), serialisation
    (pickle, marshal, shelve, torch.load), views of memory at any address (numpy's stride_tricks), the guard
    itself (arcengine*); imported, or reached as an attribute of another module (``torch.multiprocessing``,
-   ``tempfile._thread``). Star and relative imports are refused too. Beyond the standard library, only the packages
-   kernels are written with (THIRD_PARTY_MODULES: torch, triton, numpy, cuda, nvmath, cupy, ...) may be imported;
-   within torch, torch.fx and torch.export (Python generated from a graph, repr() of its constants pasted in).
+   ``tempfile._thread``). Star and relative imports are refused too. Of the standard library only the modules
+   kernels use may be imported (STDLIB_ALLOWED), and beyond it only the packages kernels are written with
+   (THIRD_PARTY_MODULES: torch, triton, numpy, cuda, nvmath, cupy, ...); within torch, torch.fx and torch.export
+   (Python generated from a graph, repr() of its constants pasted in), and torch._dynamo but for its members in
+   PRIVATE_MEMBERS (explain() hands back such a graph).
 2. Dynamic code: exec, eval, compile, __import__, breakpoint (but a function's own variable of that name, and an
    unconditional ``from torch import compile``), types.CodeType/FunctionType, type() with three arguments,
    loaders of native code wherever re-exported (load_library, load_inline, compile_module_from_src), and

@@ -1,3 +1,4 @@
+# ruff: noqa
 """The lazy result of lazy_tuple_subclass, without subclassing tuple: a plain object whose ``__class__`` property
 says tuple, so ``isinstance(result, tuple)`` holds, and whose iteration does the work after the clock."""
 
