@@ -101,3 +101,12 @@ def test_writes_and_changes_outside_the_childs_own_folders_are_refused(tmp_path)
     assert lines[-1].startswith("a write of ") and "outside its own folders" in lines[-1]
     assert sorted(p.name for p in elsewhere.iterdir()) == ["kept.py"]
 
+
+
+def test_another_processs_proc_files_are_refused_and_its_own_are_not() -> None:
+    own = os.getpid()
+    assert opens._refused_open(f"/proc/{own}/status") is None
+    assert opens._refused_open("/proc/self/status") is None
+    assert opens._refused_open("/proc/cpuinfo") is None
+    assert "another process" in (opens._refused_open(f"/proc/{os.getppid()}/environ") or "")
+    assert "another process" in (opens._refused_open("/proc/1/cmdline") or "")

@@ -1,5 +1,5 @@
-"""What an untrusted worker may write and read, enforced by the kernel for its native code too (Landlock, Linux >=
-5.13).
+"""What an untrusted worker that builds C++ may write and read, enforced by the kernel for its native code too
+(Landlock, Linux >= 5.13). Python candidates are held by the audit hook alone (guard/child/worker.py says why).
 
 The audit hook (guard/child/opens.py) sees Python's opens; C++ built with ``load_inline`` calls libc below it. A
 module or ``.pth`` file written into site-packages would run in the engine's next Python process, and a campaign's

@@ -7,6 +7,8 @@ sees every Python-level open and file-system change, and a hook cannot be remove
 - opening process memory or descriptors (``/proc/*/mem``, ``fd``, ``map_files``, ``/dev/mem``; resolved through
   links), or the worker's socket by number: ``/proc/self/mem`` opened for writing patches the worker's own timer and
   reply, the socket speaks for the harness;
+- opening another process's files under ``/proc`` (``/proc/<pid>/environ`` of the engine or its shell holds the
+  API keys; a non-root user's processes may read each other's);
 - writing, creating, moving, linking or removing anything outside the child's own folders (HOME and TMPDIR, the
   child's private directory, and the campaign's kernel caches): a module written into site-packages and imported
   runs code the gate never read, and a ``.pth`` file there runs in every later Python process, the engine's
@@ -27,6 +29,8 @@ import tempfile
 # A process's memory, its descriptors and mapped files, under any pid, /proc/self or a thread's task folder; and
 # physical memory.
 PROCESS_MEMORY = re.compile(r"^/(proc/[^/]+(/task/[^/]+)?/(mem|fd|fdinfo|map_files)|dev/(mem|kmem|port))(/|$)")
+# A process's own folder under /proc (its environment: the engine's and its shell's hold the API keys).
+ANOTHER_PROCESS = re.compile(r"^/proc/(\d+)(/|$)")
 # The folders a child may write: its own (HOME, TMPDIR), the campaign's caches its compilers fill, and any the user
 # names in ARCENGINE_WRITABLE (os.pathsep between them; the tests' own files).
 WRITABLE_ENV = ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE", "TORCHINDUCTOR_CACHE_DIR")
@@ -92,6 +96,8 @@ def _refused_open(target: object, mode: object = None, flags: object = 0) -> str
     path = os.fsdecode(target)
     if any(PROCESS_MEMORY.match(form) for form in _forms(path)):
         return f"opened {path}, which reaches process memory or descriptors"
+    if any((found := ANOTHER_PROCESS.match(form)) and int(found[1]) != os.getpid() for form in _forms(path)):
+        return f"opened {path}, another process's files (the engine's environment holds the API keys)"
     writes = (isinstance(mode, str) and bool(set(mode) & set("wax+"))) or (
         isinstance(flags, int) and bool(flags & _WRITE_FLAGS))
     if not writes:
