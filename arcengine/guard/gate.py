@@ -195,6 +195,9 @@ ALLOWED_PRIVATE_PATHS = (
     "torch._inductor.runtime.triton_compat.tl", "torch._inductor.runtime.triton_compat.triton",
     "torch._dynamo.testing.rand_strided",
 )
+# The paths on the way to them (`torch._C._dynamo.guards`), judged only as the base of a longer one.
+_ON_THE_WAY = frozenset(".".join(path.split(".")[:n]) for path in ALLOWED_PRIVATE_PATHS
+                        for n in range(1, path.count(".") + 1))
 # Their members by allowlist as well: torch._dynamo also holds explain() and export(), which hand back a graph module
 # whose generated code pastes in repr() of its constants, and backends that compile whatever they are given.
 PRIVATE_MEMBERS = {
@@ -358,8 +361,7 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
     """Whether a path resolved from an import is refused: it, or a path above it, is forbidden; it is a private
     member of a standard-library module, a member of sys, os or io outside their allowlists, or of torch.library
     outside what it allows."""
-    if dotted.startswith(ALLOWED_PRIVATE_PATHS) and any(
-            dotted == path or dotted.startswith(path + ".") for path in ALLOWED_PRIVATE_PATHS):
+    if any(dotted == path or dotted.startswith(path + ".") for path in ALLOWED_PRIVATE_PATHS):
         return False
     parts = dotted.split(".")
     if not resolved:  # a local name, not a module (`code.co_filename` on a variable named code); an unbound os is os
@@ -639,7 +641,7 @@ class _Checker:
 
     def path_violation(self, node: ast.AST, path: str, resolved: bool, module: bool = False) -> str | None:
         """Rules on a name or attribute that resolves to ``path``."""
-        if id(node) in self.bases and any(allowed.startswith(path + ".") for allowed in ALLOWED_PRIVATE_PATHS):
+        if path in _ON_THE_WAY and id(node) in self.bases:
             return None  # `torch._C._dynamo.guards` on the way to an allowed member: the whole path is judged
         if _forbidden_dotted(path, resolved):
             return f"uses {path}"

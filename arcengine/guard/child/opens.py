@@ -94,9 +94,10 @@ def _refused_open(target: object, mode: object = None, flags: object = 0) -> str
     if not isinstance(target, str | bytes | os.PathLike):
         return None
     path = os.fsdecode(target)
-    if any(PROCESS_MEMORY.match(form) for form in _forms(path)):
+    forms = _forms(path)  # resolved once: every open of an untrusted worker passes here
+    if any(PROCESS_MEMORY.match(form) for form in forms):
         return f"opened {path}, which reaches process memory or descriptors"
-    if any((found := ANOTHER_PROCESS.match(form)) and int(found[1]) != os.getpid() for form in _forms(path)):
+    if any((found := ANOTHER_PROCESS.match(form)) and int(found[1]) != os.getpid() for form in forms):
         return f"opened {path}, another process's files (the engine's environment holds the API keys)"
     writes = (isinstance(mode, str) and bool(set(mode) & set("wax+"))) or (
         isinstance(flags, int) and bool(flags & _WRITE_FLAGS))
