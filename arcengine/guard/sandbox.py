@@ -92,6 +92,9 @@ def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | Non
     env.update(
         HOME=str(workdir),
         TMPDIR=str(workdir),
+        # Triton reads its home (where its dump, override and default cache folders lie) once, at import: in a
+        # zygote's child that was the zygote's folder, which no child may write. Named, it is read per use.
+        TRITON_HOME=str(workdir),
         # The reference's and the baseline's own HOME, TMPDIR and kernel caches, beside the working directory
         # (arcengine.guard.child.worker): out of the untrusted workers' reach.
         ARCENGINE_TRUSTED_HOME=str(workdir.parent / TRUSTED_FOLDER),

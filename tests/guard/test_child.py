@@ -252,6 +252,20 @@ def test_describe_exception_keeps_the_informative_line() -> None:
     assert describe_exception(ValueError()) == "ValueError"
 
 
+def test_describe_exception_tells_a_compile_failure_by_its_cause() -> None:
+    """torch.compile wraps a backend's error in one whose last line is advice on verbose logs."""
+
+    def refusing_backend(graph: torch.fx.GraphModule, inputs: list[torch.Tensor]) -> object:
+        raise PermissionError("mkdir of /elsewhere/.triton, outside its own folders")
+
+    compiled = torch.compile(lambda x: x * 2 + 1, backend=refusing_backend)
+    with pytest.raises(Exception) as caught:
+        compiled(torch.ones(4))
+    assert "TORCHDYNAMO_VERBOSE" in str(caught.value)
+    assert describe_exception(caught.value) == (
+        f"{type(caught.value).__name__}: PermissionError: mkdir of /elsewhere/.triton, outside its own folders")
+
+
 def test_seal_detects_patched_timer_and_settings() -> None:
     seal = correctness.default_seal([timing])
     assert seal.broken() is None

@@ -59,6 +59,21 @@ def test_a_computed_path_a_link_and_a_socket_descriptor_are_refused_and_remember
     assert first == "opened /proc/self/mem, which reaches process memory or descriptors"
 
 
+def test_a_device_descriptor_is_refused_and_the_standard_streams_null_device_is_not() -> None:
+    """The GPU driver's descriptors (/dev/nvidia*) are character devices; /dev/zero stands in for them here."""
+    done = _run("""
+        import os
+        with open(os.open(os.devnull, os.O_WRONLY), "wb") as sink:
+            sink.write(b"fine")
+        try:
+            open(os.open("/dev/zero", os.O_RDONLY), "rb")
+        except PermissionError as refused:
+            print(refused)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert "a device (the driver's)" in done.stdout
+
+
 def test_nothing_refused_leaves_no_reason() -> None:
     done = _run("open('/proc/self/status').read(); print(opens.refusal())")
     assert done.returncode == 0, done.stderr

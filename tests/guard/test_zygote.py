@@ -248,6 +248,8 @@ facts = {
     "main": getattr(sys.modules["__main__"], "__file__", None),
     "dumpable": ctypes.CDLL(None).prctl(3, 0, 0, 0, 0),  # PR_GET_DUMPABLE: the zygote is not, its children are
 }
+import triton.knobs  # read at import in the zygote: its folders must follow the child's
+facts["triton"] = [triton.knobs.cache.home_dir, triton.knobs.cache.dump_dir, triton.knobs.cache.override_dir]
 open(OUT, "w").write(json.dumps(facts))
 
 
@@ -282,10 +284,11 @@ async def test_forked_child_is_isolated_like_a_cold_child(tmp_path: Path, monkey
         assert seen["limits"] == [[cpu, cpu], [0, 0]], via
         assert seen["argv"] == [child.__file__] and seen["main"] == child.__file__, via
         assert seen["dumpable"] == 1, via
+        assert all(folder.startswith(workdir) for folder in seen["triton"]), (via, seen["triton"])
     cold, warm = facts["cold"], facts["zygote"]
     # Inductor writes its cache directory into the environment once it has chosen one (the cold child imports
     # torch._dynamo after its environment is set, the zygote before): either way it is in the child's own TMPDIR.
-    own = ("HOME", "TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "ARCENGINE_TRUSTED_HOME")
+    own = ("HOME", "TMPDIR", "TRITON_HOME", "TORCHINDUCTOR_CACHE_DIR", "ARCENGINE_TRUSTED_HOME")
     for seen in facts.values():
         assert seen["env"].get("TORCHINDUCTOR_CACHE_DIR", seen["cwd"]).startswith(seen["cwd"])
     same = {key for key in cold["env"] if key not in own}

@@ -62,7 +62,11 @@ class Comparison:
 
 
 def describe_exception(exc: BaseException, source: str | None = None) -> str:
-    """One line: exception type, the informative line of its message, and the line in `source` if any."""
+    """One line: exception type, the informative line of its message, and the line in `source` if any. A
+    torch.compile failure is told by its cause (the wrapper's message ends with advice on verbose logs)."""
+    cause = getattr(exc, "inner_exception", None)
+    if isinstance(cause, BaseException) and not hasattr(cause, "inner_exception"):
+        return f"{type(exc).__name__}: {describe_exception(cause, source)}"[:_MAX_REASON]
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     lines = [line for line in lines if not line.startswith(_BOILERPLATE)]
     text = f"{type(exc).__name__}: {lines[-1]}" if lines else type(exc).__name__

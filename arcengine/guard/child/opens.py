@@ -87,10 +87,15 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
 def _refused_open(target: object, mode: object = None, flags: object = 0) -> str | None:
     if isinstance(target, int):
         try:
-            socket = stat.S_ISSOCK(os.fstat(target).st_mode)
+            found = os.fstat(target)
         except OSError:
             return None
-        return f"opened descriptor {target}, a socket (the worker's channel to the judge)" if socket else None
+        if stat.S_ISSOCK(found.st_mode):
+            return f"opened descriptor {target}, a socket (the worker's channel to the judge)"
+        # The GPU driver's (/dev/nvidia*): written to, it breaks the device for the judge's own work. The standard
+        # streams are /dev/null.
+        device = stat.S_ISCHR(found.st_mode) and found.st_rdev != os.stat(os.devnull).st_rdev
+        return f"opened descriptor {target}, a device (the driver's)" if device else None
     if not isinstance(target, str | bytes | os.PathLike):
         return None
     path = os.fsdecode(target)

@@ -613,7 +613,7 @@ def _trusted_folders() -> None:
     home = os.environ.get(TRUSTED_HOME)
     if not home:  # a judge started by hand, without the sandbox's environment
         return
-    folders = {"HOME": home, "TMPDIR": home, "TRITON_CACHE_DIR": os.path.join(home, "triton"),
+    folders = {"HOME": home, "TMPDIR": home, "TRITON_HOME": home, "TRITON_CACHE_DIR": os.path.join(home, "triton"),
                "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "inductor")}
     for name, folder in folders.items():
         os.makedirs(folder, exist_ok=True)
