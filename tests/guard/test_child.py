@@ -596,6 +596,23 @@ def test_raising_candidate_fails_with_message(tmp_path: Path) -> None:
     _assert_fails(result, "candidate raised ValueError: tile size too large (line 2)")
 
 
+def test_a_refusal_swallowed_before_a_raise_is_the_reason(tmp_path: Path) -> None:
+    """Writing into a descriptor of the driver's broke CUDA on a GPU, and the error that followed hid the refused
+    open: the refusal is the cause, so it is the reason."""
+    candidate = """
+    import os
+
+    def run(x):
+        try:
+            open(os.pipe()[1], "wb")
+        except PermissionError:
+            pass
+        raise RuntimeError("CUDA error: OS call failed or operation not supported on this OS")
+    """
+    result = _evaluate(tmp_path, candidate)
+    _assert_fails(result, "opened descriptor", "pipe:[", "(the harness's or the driver's)")
+
+
 def test_nan_positions_are_compared(tmp_path: Path) -> None:
     candidate = "import torch\ndef run(x):\n    return torch.nan_to_num(x * 2, nan=0.0)\n"
     result = _evaluate(tmp_path, candidate, reference=NAN_REFERENCE, workloads=WORKLOADS[:1])

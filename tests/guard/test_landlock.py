@@ -79,8 +79,11 @@ def test_other_processes_files_under_proc_are_unreadable_and_its_own_are_not(tmp
                 seen.append("read")
             except PermissionError:
                 seen.append("refused")
+        with open("/proc/self/comm", "w") as name:  # CUDA's start writes into its own /proc folder
+            name.write("probe")
+        seen.append(open("/proc/self/comm").read().strip())
         print(" ".join(seen))
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "ARCENGINE_CANARY_KEY": "sk-canary"})
-    assert done.stdout.split() == ["read", "read", "refused", "refused"], done.stderr
+    assert done.stdout.split() == ["read", "read", "refused", "refused", "probe"], done.stderr

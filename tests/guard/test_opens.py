@@ -59,19 +59,25 @@ def test_a_computed_path_a_link_and_a_socket_descriptor_are_refused_and_remember
     assert first == "opened /proc/self/mem, which reaches process memory or descriptors"
 
 
-def test_a_device_descriptor_is_refused_and_the_standard_streams_null_device_is_not() -> None:
-    """The GPU driver's descriptors (/dev/nvidia*) are character devices; /dev/zero stands in for them here."""
-    done = _run("""
+def test_descriptors_of_devices_and_pipes_are_refused_and_files_and_the_null_device_are_not(tmp_path) -> None:
+    """The GPU driver's descriptors (/dev/nvidia*, its pipes and event counters) break the device when written to;
+    /dev/zero and a pipe stand in for them here."""
+    done = _run(f"""
         import os
         with open(os.open(os.devnull, os.O_WRONLY), "wb") as sink:
             sink.write(b"fine")
-        try:
-            open(os.open("/dev/zero", os.O_RDONLY), "rb")
-        except PermissionError as refused:
-            print(refused)
+        with open(os.open({str(tmp_path / "own")!r}, os.O_WRONLY | os.O_CREAT), "wb") as own:
+            own.write(b"fine")
+        for number in (os.open("/dev/zero", os.O_RDONLY), os.pipe()[1]):
+            try:
+                open(number, "wb", buffering=0)
+            except PermissionError as refused:
+                print(refused)
     """)
     assert done.returncode == 0, done.stderr
-    assert "a device (the driver's)" in done.stdout
+    zero, pipe = done.stdout.splitlines()
+    assert zero.endswith("/dev/zero (the harness's or the driver's)")
+    assert "pipe:[" in pipe and pipe.endswith("(the harness's or the driver's)")
 
 
 def test_nothing_refused_leaves_no_reason() -> None:

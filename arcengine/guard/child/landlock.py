@@ -13,8 +13,9 @@ by their lost capabilities; other users' are not). The worker reads its own ``/p
 reads the rest of ``/proc`` but not its own process's files, which none needs.
 
 Device files stay writable (``/dev/nvidia*`` are opened read-write), as does ``/dev/shm`` (semaphores of
-multiprocessing, which torch.compile's worker pool uses). Where the kernel has no Landlock the call does nothing
-and says so; the hook still covers Python. Standard library only.
+multiprocessing, which torch.compile's worker pool uses), and this process's own ``/proc`` folder (CUDA's start
+writes there: without it, it fails with "OS call failed"; native code reaches its own process anyway). Where
+the kernel has no Landlock the call does nothing and says so; the hook still covers Python. Standard library only.
 """
 
 from __future__ import annotations
@@ -76,8 +77,9 @@ def confine(folders: Iterable[str]) -> int:
         raise OSError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
         rules = [(folder, handled) for folder in folders if folder] + [(path, READ_FILE) for path in readable()]
-        rules += [(DEVICE_FOLDER, READ_FILE | WRITE_FILE | (TRUNCATE if version >= 3 else 0)),
-                  (SHARED_MEMORY, handled)]
+        files = READ_FILE | WRITE_FILE | (TRUNCATE if version >= 3 else 0)
+        # CUDA's start writes into its own process's /proc folder (without it: "OS call failed", H100)
+        rules += [(DEVICE_FOLDER, files), (SHARED_MEMORY, handled), (os.path.join(PROCESSES, str(os.getpid())), files)]
         for folder, rights in rules:
             _allow(syscall, ruleset, folder, rights)
         if int(syscall(_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))) != 0:

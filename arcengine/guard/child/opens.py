@@ -86,16 +86,7 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
 
 def _refused_open(target: object, mode: object = None, flags: object = 0) -> str | None:
     if isinstance(target, int):
-        try:
-            found = os.fstat(target)
-        except OSError:
-            return None
-        if stat.S_ISSOCK(found.st_mode):
-            return f"opened descriptor {target}, a socket (the worker's channel to the judge)"
-        # The GPU driver's (/dev/nvidia*): written to, it breaks the device for the judge's own work. The standard
-        # streams are /dev/null.
-        device = stat.S_ISCHR(found.st_mode) and found.st_rdev != os.stat(os.devnull).st_rdev
-        return f"opened descriptor {target}, a device (the driver's)" if device else None
+        return _refused_descriptor(target)
     if not isinstance(target, str | bytes | os.PathLike):
         return None
     path = os.fsdecode(target)
@@ -109,6 +100,28 @@ def _refused_open(target: object, mode: object = None, flags: object = 0) -> str
     if not writes:
         return None
     return _outside(path, "a write") or _linked(path)
+
+
+def _refused_descriptor(number: int) -> str | None:
+    """open() of a descriptor number: a file's (one the module opened, most likely) or the null device of the
+    standard streams pass. Anything else the process holds belongs to the harness or the driver: the worker's
+    socket, the GPU driver's devices, pipes, event counters and memory files, whose writes break the device for
+    the judge's own work or forge its messages."""
+    try:
+        found = os.fstat(number)
+    except OSError:
+        return None
+    if stat.S_ISSOCK(found.st_mode):
+        return f"opened descriptor {number}, a socket (the worker's channel to the judge)"
+    if stat.S_ISCHR(found.st_mode) and found.st_rdev == os.stat(os.devnull).st_rdev:
+        return None
+    try:
+        name = os.readlink(f"/proc/self/fd/{number}")
+    except OSError:
+        name = ""
+    if stat.S_ISREG(found.st_mode) and name.startswith("/") and not name.startswith("/memfd:"):
+        return None
+    return f"opened descriptor {number}, {name or 'not a file'} (the harness's or the driver's)"
 
 
 def _under(target: object, folder: object) -> object:

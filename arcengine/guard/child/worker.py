@@ -355,7 +355,7 @@ class Worker:
             return {"failure": str(left)}, []
         except BaseException as exc:
             called = self._called(len(inputs), len(outputs), exc)
-            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}{called}"}, []
+            return {"failure": self._raised(exc, called)}, []
         failure = correctness.returned_failure(out) or self._synced() or _started_after(entry)
         if failure is None and self.destinations:
             out, failure = destinations.written(out, outputs, layouts, bool(command["outputs"]["single"]))
@@ -419,8 +419,7 @@ class Worker:
         except threads.LeftRunning as left:
             return {"failure": str(left), "times": [], "seeds": calls.seeds}, []
         except BaseException as exc:
-            return {"failure": f"{self.role} raised {describe_exception(exc, self.source)}", "times": [],
-                    "seeds": calls.seeds}, []
+            return {"failure": self._raised(exc), "times": [], "seeds": calls.seeds}, []
         finally:
             gc.enable()
         failure = self._synced()
@@ -471,12 +470,17 @@ class Worker:
         """A call's fresh output tensors, for a destination-passing module (none otherwise)."""
         return destinations.allocate(command["outputs"], self.device) if self.destinations else []
 
+    def _raised(self, exc: BaseException, called: str = "") -> str:
+        """Why a call failed: a refused open or write it made first (the module may have swallowed the refusal and
+        then broken on what it did next, the device through a descriptor of the driver's, say), else its error."""
+        return opens.refusal() or f"{self.role} raised {describe_exception(exc, self.source)}{called}"
+
     def _synced(self) -> str | None:
         """Wait for the device; asynchronous CUDA errors (illegal address, device assert) surface here."""
         try:
             sync(self.device)
         except BaseException as exc:
-            return f"CUDA error after the {self.role}'s call: {describe_exception(exc)}"
+            return opens.refusal() or f"CUDA error after the {self.role}'s call: {describe_exception(exc)}"
         return None
 
     def _conduct(self, call: _Held, seal: bool) -> str | None:
