@@ -59,25 +59,27 @@ def test_a_computed_path_a_link_and_a_socket_descriptor_are_refused_and_remember
     assert first == "opened /proc/self/mem, which reaches process memory or descriptors"
 
 
-def test_descriptors_of_devices_and_pipes_are_refused_and_files_and_the_null_device_are_not(tmp_path) -> None:
-    """The GPU driver's descriptors (/dev/nvidia*, its pipes and event counters) break the device when written to;
-    /dev/zero and a pipe stand in for them here."""
+def test_descriptors_of_devices_and_event_counters_are_refused_and_files_pipes_and_null_are_not(tmp_path) -> None:
+    """The GPU driver's descriptors (/dev/nvidia*, its event counters) break the device when written to; /dev/zero
+    and an eventfd stand in for them here. subprocess opens its pipes by number."""
     done = _run(f"""
         import os
         with open(os.open(os.devnull, os.O_WRONLY), "wb") as sink:
             sink.write(b"fine")
         with open(os.open({str(tmp_path / "own")!r}, os.O_WRONLY | os.O_CREAT), "wb") as own:
             own.write(b"fine")
-        for number in (os.open("/dev/zero", os.O_RDONLY), os.pipe()[1]):
+        with open(os.pipe()[1], "wb") as pipe:
+            pipe.write(b"fine")
+        for number in (os.open("/dev/zero", os.O_RDONLY), os.eventfd(0)):
             try:
                 open(number, "wb", buffering=0)
             except PermissionError as refused:
                 print(refused)
     """)
     assert done.returncode == 0, done.stderr
-    zero, pipe = done.stdout.splitlines()
+    zero, counter = done.stdout.splitlines()
     assert zero.endswith("/dev/zero (the harness's or the driver's)")
-    assert "pipe:[" in pipe and pipe.endswith("(the harness's or the driver's)")
+    assert "eventfd" in counter and counter.endswith("(the harness's or the driver's)")
 
 
 def test_nothing_refused_leaves_no_reason() -> None:

@@ -103,23 +103,22 @@ def _refused_open(target: object, mode: object = None, flags: object = 0) -> str
 
 
 def _refused_descriptor(number: int) -> str | None:
-    """open() of a descriptor number: a file's (one the module opened, most likely) or the null device of the
-    standard streams pass. Anything else the process holds belongs to the harness or the driver: the worker's
-    socket, the GPU driver's devices, pipes, event counters and memory files, whose writes break the device for
-    the judge's own work or forge its messages."""
+    """open() of a descriptor number: a file's or a pipe's pass (subprocess reads its pipes so), as does the null
+    device of the standard streams. The rest belong to the harness or the driver: the worker's socket, the GPU
+    driver's devices, event counters and memory files, whose writes break the device for the judge's own work or
+    forge its messages."""
     try:
         found = os.fstat(number)
     except OSError:
         return None
     if stat.S_ISSOCK(found.st_mode):
         return f"opened descriptor {number}, a socket (the worker's channel to the judge)"
-    if stat.S_ISCHR(found.st_mode) and found.st_rdev == os.stat(os.devnull).st_rdev:
-        return None
     try:
         name = os.readlink(f"/proc/self/fd/{number}")
     except OSError:
         name = ""
-    if stat.S_ISREG(found.st_mode) and name.startswith("/") and not name.startswith("/memfd:"):
+    ordinary = stat.S_ISFIFO(found.st_mode) or (stat.S_ISREG(found.st_mode) and not name.startswith("/memfd:"))
+    if ordinary or (stat.S_ISCHR(found.st_mode) and found.st_rdev == os.stat(os.devnull).st_rdev):
         return None
     return f"opened descriptor {number}, {name or 'not a file'} (the harness's or the driver's)"
 
