@@ -183,7 +183,6 @@ class Worker:
         # Destination-passing style (the problem or the Solution declares it; candidate roles only): run is called
         # as run(*inputs, *outputs) on outputs this worker allocates per call, and returns None.
         self.destinations = False
-        self.native = False  # untrusted code that builds C++ (confined by Landlock as well as by the hook)
         self.routes: baselines.Routes | None = None  # the baseline's worker: its routes, run in place of `run`
         self.route_names: list[str] = []
         self.source = ""
@@ -245,17 +244,13 @@ class Worker:
             confine.shield(set(command.get("protect") or ()) - {os.getpid()})
             opens.install()
             frozen.freeze_tensor()
-        builds = _builds_native(self.source)
-        # Landlock for untrusted native code only: Python's opens are the audit hook's, and CUDA's first start
-        # under the confinement failed in Python candidates' workers on an H100 (not yet explained).
-        self.native = self.role in CANDIDATE_ROLES and builds
-        if builds:  # before the compiler forks: it builds, and the import then only loads
+        if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
             native_build.install(native_build.BUILD_LIMIT_S["compiler" if command.get("precompile") else "import"])
         compiler = None
         if command.get("precompile"):
             compiler = precompile.Compiler(lambda: self._precompile(command))
-        if self.native:  # after the compiler's fork, which confines itself (to its own /proc)
-            landlock.confine(opens.writable_folders())  # below the hook: libc's writes and reads
+        if self.role in CANDIDATE_ROLES:  # after the compiler's fork, which confines itself (to its own /proc)
+            landlock.confine(opens.writable_folders())  # below the hook: what torch's C++ and native code write
         try:
             self.device = resolve_device(str(command["device"]))
             self.reference = load_module(str(command["reference"]), REFERENCE_MODULE)
@@ -305,7 +300,7 @@ class Worker:
     def _precompile(self, command: Mapping[str, Any]) -> dict[str, float]:
         """In the compiler fork: the module's kernels compiled for every workload's shapes, nothing run."""
         self.sock.close()  # the fork's copy: the module's code runs here, and must not speak for the worker
-        if self.native:
+        if self.role in CANDIDATE_ROLES:
             landlock.confine(opens.writable_folders())
         started = perf_counter()
         if command["device"] == "cuda":
