@@ -8,7 +8,8 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
 
 1. Forbidden modules, by any path: native code loaded or called from Python (ctypes, cffi, numpy.ctypeslib,
    triton.runtime.build), processes and signals (subprocess, multiprocessing, pty, signal, torch.utils.data,
-   torch.distributed, ...), threads, dynamic import and code (importlib, runpy, code, timeit, pkgutil,
+   torch.distributed, ...), threads (and TorchScript's tasks, torch.jit.fork and torch.futures, and CUDA host
+   functions: callbacks on a library's thread), dynamic import and code (importlib, runpy, code, timeit, pkgutil,
    torch.utils.benchmark, ...), introspection (gc, inspect), serialisation
    (pickle, marshal, shelve, torch.load), views of memory at any address (numpy's stride_tricks), the guard
    itself (arcengine*); imported, or reached as an attribute of another module (``torch.multiprocessing``,
@@ -105,6 +106,8 @@ FORBIDDEN_MODULES = {
     "torch._inductor.async_compile", "torch._inductor.cpp_builder", "torch.hub", "torch.package",
     "torch.serialization", "torch.utils.benchmark", "torch.utils.data", "torch.distributed",
     "torch._inductor.compile_worker",
+    # futures run a callback on torch's inter-op pool, a thread no count of threads sees (torch.jit.fork below)
+    "torch.futures",
     # libraries that evaluate strings as Python (sympify, templates, pandas.eval, YAML's object tags, unpicklers),
     # run programs, or reach processes: a route to anything the rules above refuse, spelled as data
     "sympy", "jinja2", "mako", "pandas", "numexpr", "yaml", "cloudpickle", "dill", "joblib", "psutil", "IPython",
@@ -134,6 +137,8 @@ FORBIDDEN_ATTRIBUTES = {
     # code generated from a graph the candidate holds (see _compile_code_violation); writers below the audit hook
     "torch._dynamo.optimize", "torch._dynamo.register_backend", "torch._dynamo.lookup_backend",
     "torch.save", "torch.jit.save", "torch.jit.CompilationUnit",
+    # TorchScript's tasks on the inter-op pool: work after a call returns, and Python there through a future's then
+    "torch.jit.fork", "torch.jit._fork", "torch.jit.wait", "torch.jit._wait", "torch.jit.Future",
 }
 # A module's name met inside a path starts the path again (`os.sys.modules` is `sys.modules`, `random._os` is os:
 # leading underscores are the stdlib's way of re-exporting), but for names that torch uses for submodules of its
@@ -252,7 +257,10 @@ FORBIDDEN_NAMES = {
 # from_file: torch maps a file of any path writable (shared=True), below the audit hook; so do the profiler's exports.
 FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__", "load_library", "from_file",
                              "compile_module_from_src", "_evaluate", "export_chrome_trace", "export_stacks",
-                             "export_memory_timeline"}
+                             "export_memory_timeline",
+                             # a Python callback on CUDA's own thread, in stream order (cuda.bindings, cupy...)
+                             "cuLaunchHostFunc", "cuStreamAddCallback", "cudaLaunchHostFunc", "cudaStreamAddCallback",
+                             "launchHostFunc", "streamAddCallback", "launch_host_func", "add_callback"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -611,6 +612,36 @@ def test_a_refusal_swallowed_before_a_raise_is_the_reason(tmp_path: Path) -> Non
     """
     result = _evaluate(tmp_path, candidate)
     _assert_fails(result, "opened descriptor", "eventfd", "(the harness's or the driver's)")
+
+
+def test_python_left_running_on_a_librarys_thread_fails(tmp_path: Path) -> None:
+    """A callback parked at import on TorchScript's inter-op pool (a future's then) runs Python between and after
+    calls on a thread that existed before any of them: the frames show it (the gate refuses the route too)."""
+    candidate = """
+    import time
+    import torch
+
+    @torch.jit.script
+    def _task(n: int) -> int:
+        return n + 1
+
+    @torch.jit.script
+    def _launch(n: int) -> torch.jit.Future[int]:
+        return torch.jit.fork(_task, n)
+
+    def _forever(_done):
+        while True:
+            time.sleep(0.001)
+
+    _parked = _launch(1).then(_forever)
+
+    def run(x):
+        return x * 2 + 1
+    """
+    result = _evaluate(tmp_path, candidate)
+    assert result["ok"] is True and result["correct"] is False
+    assert "candidate left Python running on a library's thread" in result["failure"], result["failure"]
+    assert re.search(r"candidate\.py, line 1[45]\)", result["failure"])  # where it runs: _forever's loop
 
 
 def test_nan_positions_are_compared(tmp_path: Path) -> None:

@@ -316,6 +316,32 @@ def test_rejects_registering_for_existing_operators(snippet: str, needle: str) -
     _rejected(snippet, needle)
 
 
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\nfut = torch.jit.fork(torch.neg, torch.ones(1))", "torch.jit.fork"),
+        ("import torch\nj = torch.jit\nfut = j._fork(torch.neg, torch.ones(1))", "torch.jit._fork"),
+        ("from torch.jit import fork", "torch.jit"),
+        ("import torch\n@torch.jit.script\ndef f(n: int) -> torch.jit.Future[int]:\n    return n", "torch.jit.Future"),
+        ("from torch.futures import Future", "torch.futures"),
+        ("import torch\nf = torch.futures.collect_all([])", "torch.futures"),
+        ("from cuda.bindings import driver\ndriver.cuLaunchHostFunc(0, print, None)", "cuLaunchHostFunc"),
+        ("from cuda.bindings import runtime\nruntime.cudaStreamAddCallback(0, print, None, 0)",
+         "cudaStreamAddCallback"),
+        ("import cupy\ncupy.cuda.get_current_stream().launch_host_func(print, None)", "launch_host_func"),
+    ],
+)
+def test_rejects_callbacks_on_a_librarys_threads(snippet: str, needle: str) -> None:
+    """TorchScript's tasks and futures, and CUDA host functions, run on threads a library started before the call:
+    no count of threads sees them (guard/child/threads.py checks their frames at run time too)."""
+    _rejected(snippet, needle)
+
+
+def test_torchscript_without_tasks_passes() -> None:
+    source = "import torch\n@torch.jit.script\ndef f(x: torch.Tensor) -> torch.Tensor:\n    return x * 2 + 1\n"
+    assert check_source(source + "def run(x):\n    return f(x)\n").ok
+
+
 TORCH_FUNCTION = "    @classmethod\n    def __torch_function__(cls, func, types, args=(), kw=None):\n        return 1"
 
 

@@ -17,8 +17,9 @@ import _thread
 import contextlib
 import importlib
 import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import NamedTuple
 
 import torch
@@ -61,6 +62,24 @@ def _native_name(tid: int) -> str:
             return f"native {comm.read().strip()!r}"
     except OSError:
         return "native, gone"
+
+
+def python_elsewhere(known: Collection[int | None], own: tuple[str, ...]) -> str | None:
+    """Where Python runs now on a thread the harness did not start, or None. A library's native thread that calls
+    a module's function (TorchScript's inter-op pool after ``torch.jit.fork``, a future's ``then``, a CUDA host
+    function) is in no census: its pool was there before the call, and the interpreter does not count it. So the
+    frames tell: a thread other than this one and ``known`` whose outermost frame (where native code entered
+    Python) is not in ``own``, the harness's files (the timer's CUPTI buffer callbacks run on CUPTI's thread)."""
+    me = threading.get_ident()
+    for ident, frame in sys._current_frames().items():
+        if ident == me or ident in known:
+            continue
+        innermost = frame
+        while frame.f_back is not None:
+            frame = frame.f_back
+        if not frame.f_code.co_filename.startswith(own):
+            return f"{innermost.f_code.co_filename}, line {innermost.f_lineno}"
+    return None
 
 
 class LeftRunning(Exception):

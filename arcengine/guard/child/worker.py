@@ -275,7 +275,7 @@ class Worker:
             compiler_report["exit"] = compiler.reap()
         seconds["load"] = perf_counter() - started - seconds.get("precompile", 0.0)
         if failure is None:
-            failure = opens.refusal() or self.seal.broken()
+            failure = opens.refusal() or self.seal.broken() or self._python_elsewhere()
         return {"ok": failure is None, "failure": failure, "seconds": seconds, "compiler": compiler_report}, []
 
     def _import(self) -> str | None:
@@ -497,7 +497,12 @@ class Worker:
         # Threads started with _thread directly are not in threading.enumerate(); the interpreter counts them.
         if _thread._count() > self.thread_count_before:
             return f"{self.role} left a thread running after returning (started with _thread, unnamed)"
-        return None
+        return self._python_elsewhere()
+
+    def _python_elsewhere(self) -> str | None:
+        """Python left running on a library's native thread (its pool's: no count of threads sees it)."""
+        where = threads.python_elsewhere(self.threads_before, _harness_files())
+        return None if where is None else f"{self.role} left Python running on a library's thread ({where})"
 
     def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """The timer's kind and conduct, and what this worker's requests cost it since the last time asked (the
@@ -508,6 +513,13 @@ class Worker:
         self.served, self.served_count = {}, {}
         return {"timer": {**(timer.diagnostics() if timer else {}), **served},
                 "kind": timer.kind if timer else None}, []
+
+
+def _harness_files() -> tuple[str, ...]:
+    """Where the harness's own Python lies: this package, and CUPTI's binding whose buffer callbacks it runs."""
+    cupti = sys.modules.get("cupti")
+    folders = [os.path.dirname(__file__), *(getattr(cupti, "__path__", None) or [])]
+    return tuple(os.path.join(folder, "") for folder in folders)
 
 
 def _builds_native(path: str) -> bool:
