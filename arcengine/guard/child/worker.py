@@ -321,13 +321,12 @@ class Worker:
 
     # ------------------------------------------------------------ calls
 
-    def _entry(self, command: Mapping[str, Any]) -> Callable[..., object]:
-        """What a call runs: the module's entry point (untrusted code's, watched for threads it leaves), or the
-        baseline route the command names."""
+    def _entry(self, command: Mapping[str, Any]) -> threads.Watch:
+        """What a call runs: the module's entry point or the baseline route the command names, watched for threads
+        it leaves (untrusted code is failed for one; every role pays the watch's cost)."""
         assert self.run is not None
-        if self.routes is not None:
-            return self.routes.fn(str(command.get("route")), int(command["workload"]))
-        return threads.Watch(self.run, self.role) if self.role in CANDIDATE_ROLES else self.run
+        fn = self.run if self.routes is None else self.routes.fn(str(command.get("route")), int(command["workload"]))
+        return threads.Watch(fn, self.role, enforce=self.role in CANDIDATE_ROLES)
 
     def call(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """One untimed call on the inputs of (workload, seed, distribution): its conduct and its outputs (or, with
@@ -351,7 +350,7 @@ class Worker:
         except BaseException as exc:
             called = self._called(len(inputs), len(outputs), exc)
             return {"failure": self._raised(exc, called)}, []
-        failure = correctness.returned_failure(out) or self._synced() or _started_after(entry)
+        failure = correctness.returned_failure(out) or self._synced() or entry.after_close()
         if failure is None and self.destinations:
             out, failure = destinations.written(out, outputs, layouts, bool(command["outputs"]["single"]))
         if failure is not None:
@@ -394,7 +393,7 @@ class Worker:
             """Right after call i, untimed: a copy of what it returned (a later call may reuse the buffers: CUDA
             graphs, static outputs) or, passed its outputs, of what it wrote; nothing else on the device (the
             timer counts what runs after a call). Its inputs are checked once the block is over."""
-            wrong = _started_after(entry)  # first: nothing of the harness's runs before this count
+            wrong = entry.after_close()  # first: nothing of the harness's runs before this count
             if (returned := correctness.returned_failure(out)) is not None:
                 conduct.append(wrong or returned)
                 return None  # not touched again: a lazy result would work in the harness's calls
@@ -558,11 +557,6 @@ def _quiet_tqdm() -> None:
     except ImportError:
         return
     tqdm.monitor_interval = 0
-
-
-def _started_after(entry: Callable[..., object]) -> str | None:
-    """For a watched entry point: a thread its last call started that is still running after the call's end."""
-    return entry.after_close() if isinstance(entry, threads.Watch) else None
 
 
 def _copied(out: object) -> object:
