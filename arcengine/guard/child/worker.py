@@ -499,7 +499,10 @@ class Worker:
         return self._python_elsewhere()
 
     def _python_elsewhere(self) -> str | None:
-        """Python left running on a library's native thread (its pool's: no count of threads sees it)."""
+        """Python left running on a library's native thread (its pool's: no count of threads sees it), by untrusted
+        code: a trusted role's library may keep a thread of its own (a baseline's import)."""
+        if self.role not in CANDIDATE_ROLES:
+            return None
         where = threads.python_elsewhere(self.threads_before, _harness_files())
         return None if where is None else f"{self.role} left Python running on a library's thread ({where})"
 
