@@ -615,33 +615,14 @@ def test_a_refusal_swallowed_before_a_raise_is_the_reason(tmp_path: Path) -> Non
 
 
 def test_python_left_running_on_a_librarys_thread_fails(tmp_path: Path) -> None:
-    """A callback parked at import on TorchScript's inter-op pool (a future's then) runs Python between and after
-    calls on a thread that existed before any of them: the frames show it (the gate refuses the route too)."""
-    candidate = """
-    import time
-    import torch
-
-    @torch.jit.script
-    def _task(n: int) -> int:
-        return n + 1
-
-    @torch.jit.script
-    def _launch(n: int) -> torch.jit.Future[int]:
-        return torch.jit.fork(_task, n)
-
-    def _forever(_done):
-        while True:
-            time.sleep(0.001)
-
-    _parked = _launch(1).then(_forever)
-
-    def run(x):
-        return x * 2 + 1
-    """
+    """The catalogue's callback parked at import on TorchScript's inter-op pool, judged without the gate (which
+    refuses its route): it runs Python between and after calls on a thread that existed before any of them, and
+    the frames show it."""
+    candidate = (ROOT / "tests" / "adversarial" / "scale" / "jit_fork_parked_callback.py").read_text()
     result = _evaluate(tmp_path, candidate)
     assert result["ok"] is True and result["correct"] is False
     assert "candidate left Python running on a library's thread" in result["failure"], result["failure"]
-    assert re.search(r"candidate\.py, line 1[45]\)", result["failure"])  # where it runs: _forever's loop
+    assert re.search(r"candidate\.py, line (28|29|30)\)", result["failure"])  # where it runs: the callback's loop
 
 
 def test_nan_positions_are_compared(tmp_path: Path) -> None:
