@@ -42,7 +42,8 @@ import before your turn on the GPU, cached by its sources and flags, at most 100
 the guard's reason, with the compiler's first error lines); CUDA C++ through cuda.core (NVRTC); cuBLASLt through
 nvmath-python where it is installed; cuDNN through PyTorch. Native code is judged like the rest: its outputs on
 fresh inputs, its inputs unchanged, and no process or thread it starts may outlive a call. Forbidden (the guard
-rejects them): other native escapes and processes (ctypes, cffi, subprocess, os.system), threads, dynamic code
+rejects them): other native escapes and processes (ctypes, cffi, subprocess, os.system), threads (and
+torch.jit.fork, torch.futures, CUDA host functions: callbacks on a library's thread), dynamic code
 (exec/eval/compile, __import__/importlib, getattr/setattr with a computed name, vars/globals), frames and dunders
 such as __dict__, sys.modules, torch._C, torch.library but for custom_op/triton_op in your own namespace, dispatch
 modes and __torch_function__, cupti and NVML, environment writes, patching torch or the harness, torch.fx, a
