@@ -59,7 +59,8 @@ async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
 
     decided = decisions_by_candidate(run_dir)
     assert all(d.correct for d in decided.values() if d.decision in ("KEEP", "ACCEPT"))
-    assert summary.decisions["KEEP"] >= 1, "block-size changes move interpreter time a lot; some must win"
+    reasons = {cid: (d.decision, d.reason) for cid, d in decided.items()}
+    assert summary.decisions["KEEP"] >= 1, f"block-size changes move interpreter time a lot; some must win: {reasons}"
 
     db = sqlite3.connect(run_dir / "campaign.db")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
