@@ -300,8 +300,7 @@ class Worker:
     def _precompile(self, command: Mapping[str, Any]) -> dict[str, float]:
         """In the compiler fork: the module's kernels compiled for every workload's shapes, nothing run."""
         self.sock.close()  # the fork's copy: the module's code runs here, and must not speak for the worker
-        if self.role in CANDIDATE_ROLES:
-            landlock.confine(opens.writable_folders())
+        landlock.confine(opens.writable_folders())  # only untrusted roles compile ahead (the judge's load)
         started = perf_counter()
         if command["device"] == "cuda":
             torch.cuda.init()
