@@ -403,6 +403,28 @@ def test_a_calls_span_counts_every_stream_from_the_earliest_start_to_the_latest_
     assert timing.block_spans(late, [MARKS], closed_before=10) == [(170.0, None, 17)]
 
 
+def test_a_call_ends_no_earlier_than_its_return_to_the_host() -> None:
+    """A result the host computed after the GPU's last record (into memory mapped for the device, with nothing
+    launched after it) is the call's: its set of the host's return is its end."""
+    marks = timing.Marks(0xA11CE, 0xB0B, returned=0xBAC)
+    batch = [
+        _marker(marks.open, 0, 40, 1),
+        _activity("spin", 40, 140, 2),  # the head start
+        _activity("read_inputs", 140, 150, 3),  # a copy of the inputs to the host
+        _marker(marks.returned, 2150, 2151, 4),  # the host returned 2 us after the GPU's last record
+        _marker(marks.close, 2160, 2161, 5),
+    ]
+    assert timing.block_spans(batch, [marks], closed_before=0) == [(2010.0, None, 5)]
+    nothing = [batch[0], batch[1], batch[3], batch[4]]  # no record at all: from the head start's end to the return
+    assert timing.block_spans(nothing, [marks], closed_before=0) == [(2010.0, None, 5)]
+    # A host faster than the head start returns while it runs: the call's own records end it, as before.
+    early = [*batch[:3], _marker(marks.returned, 60, 61, 4), batch[4]]
+    assert timing.block_spans(early, [marks], closed_before=0) == [(10.0, None, 5)]
+    assert timing.block_spans([*early[:3], early[4]], [marks], 0)[0].stray is not None  # the return's set lost
+    outside = [*batch[:3], batch[4], _marker(marks.returned, 2170, 2171, 6)]  # after the closing set: not a return
+    assert "lost its own marker" in (timing.block_spans(outside, [marks], 0)[0].stray or "")
+
+
 def test_a_block_is_cut_at_the_harness_markers_and_the_calls_own_sets_do_not_pass_for_them() -> None:
     second = timing.Marks(0xC0FFEE, 0xD00D)
     batch = [

@@ -325,13 +325,15 @@ MEMSET = "memset"
 
 class Marks(NamedTuple):
     """The values of the sets around one timed call: the L2 flush that opens it (the head start's busy-wait
-    follows it), a small set after the call's synchronise that closes it, and one before the harness makes the
-    call's inputs (``made``; -1 where there is none). Drawn at random for each call, so no launch of the call can
-    pass for them."""
+    follows it), a small set after the call's synchronise that closes it, one before the harness makes the
+    call's inputs (``made``) and one launched on a stream of its own the moment the call returns to the host
+    (``returned``); -1 where there is none. Drawn at random for each call, so no launch of the call can pass for
+    them."""
 
     open: int
     close: int
     made: int = -1
+    returned: int = -1
 
 
 class Span(NamedTuple):
@@ -372,10 +374,18 @@ def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before
     allowed = list(copies) if copies is not None else [len(ordered)] * len(marks)
     for i, mark in enumerate(marks):
         opened, closed = at.get(mark.open, []), at.get(mark.close, [])
-        if len(opened) != 1 or len(closed) != 1 or closed[0] <= opened[0] + 1:
+        returned = at.get(mark.returned, []) if mark.returned != -1 else [-1]
+        if (len(opened) != 1 or len(closed) != 1 or closed[0] <= opened[0] + 1 or len(returned) != 1
+                or (returned[0] != -1 and not opened[0] + 1 < returned[0] < closed[0])):
             return [*spans, *[Span(0.0, "the harness lost its own marker sets (GPU activity records incomplete)",
                                    closed_before)] * (len(marks) - len(spans))]
-        head, calls, close = ordered[opened[0] + 1], ordered[opened[0] + 2:closed[0]], ordered[closed[0]]
+        head, close = ordered[opened[0] + 1], ordered[closed[0]]
+        calls = [r for n, r in enumerate(ordered[opened[0] + 2:closed[0]], opened[0] + 2) if n != returned[0]]
+        # The host's return on the GPU's clock: its set ran on an idle stream of its own, so it starts when the call
+        # returned (or when the head start was still running, for a host faster than it: then it is no later than
+        # the call's work). The call ends no earlier: work the host did after the GPU's last record is the call's
+        # (a result computed on the CPU into memory mapped for the device, with nothing launched after it).
+        host_returned = [ordered[returned[0]].start] if returned[0] != -1 else []
         following = [len(ordered)]
         if i + 1 < len(marks):
             following = at.get(marks[i + 1].made) or at.get(marks[i + 1].open) or following
@@ -383,13 +393,14 @@ def block_spans(batch: Sequence[Activity], marks: Sequence[Marks], closed_before
         if len(after) > allowed[i]:
             names = sorted({record.name for record in after})
             stray = stray or f"GPU work ran after its call had ended ({', '.join(names)[:200]})"
-        if not calls:
+        if not calls and not host_returned:
             spans.append(Span(0.0, stray, close.correlation))
         else:
             # The GPU is the call's from the end of the head start: if its launches come later (a host slower
             # than the head start, computing on the CPU, say), the GPU waits on it, and that wait is the call's.
-            start = min(head.end, *(r.start for r in calls))
-            spans.append(Span((max(r.end for r in calls) - start) / 1e3, stray, close.correlation))
+            start = min([head.end, *(r.start for r in calls)])
+            end = max([*(r.end for r in calls), *host_returned])
+            spans.append(Span(max(0, end - start) / 1e3, stray, close.correlation))
         stray = None  # late work is charged once, to the block's first call
     return spans
 
@@ -466,9 +477,10 @@ class ActivityLog:
 
 class CuptiTimer(_CudaTimerBase):
     """The call's time from CUPTI's activity records: from the end of the head start (or its earliest start) to
-    the latest end of every kernel, copy and set it launched, on any stream (see ``block_spans``). No event, tail
-    or statistical rule: a call cannot hide work from it, and neither the host's launch latency nor its wake-up
-    is in it. The records are read once per block of calls: a read costs about a millisecond, a call far less."""
+    the latest end of every kernel, copy and set it launched, on any stream, or to its return to the host if that
+    came later (see ``block_spans``). No event, tail or statistical rule: a call cannot hide work from it, and
+    neither the host's launch latency (under the head start) nor its wake-up from the synchronise is in it. The
+    records are read once per block of calls: a read costs about a millisecond, a call far less."""
 
     kind = "cupti"
 
@@ -478,6 +490,9 @@ class CuptiTimer(_CudaTimerBase):
         self._memset = DriverMemset()
         self._closer = torch.zeros(64, dtype=torch.int32, device=device)
         self._idler = torch.zeros(64, dtype=torch.int32, device=device)
+        self._returner = torch.zeros(64, dtype=torch.int32, device=device)
+        # Non-blocking (torch's pool) and high priority: the set that marks a call's return waits for nothing.
+        self._returns = torch.cuda.Stream(device, priority=-1)
         self._marks = random.SystemRandom()
         self._waits: list[Marks] = []  # the worker's waits for the judge since the records were last read
         self._waiting: int | None = None  # the open wait's first set
@@ -523,7 +538,9 @@ class CuptiTimer(_CudaTimerBase):
             self._head_start()
             enqueue_started = perf_counter()
             out = fn(*args)
-            self._adapt((perf_counter() - enqueue_started) * 1e6)
+            enqueue_us = (perf_counter() - enqueue_started) * 1e6
+            self._memset(self._returner, mark.returned, self._returns.cuda_stream)
+            self._adapt(enqueue_us)
             self.sync()  # device-wide: every stream of the context is done
             self._memset(self._closer, mark.close, stream)
             outs.append(after(i, out) if after is not None else out)  # launched after the closing set: untimed
@@ -541,13 +558,13 @@ class CuptiTimer(_CudaTimerBase):
         return [Timed(span.us, out, span.stray) for span, out in zip(spans, outs, strict=True)]
 
     def _draw(self, count: int) -> list[Marks]:
-        """Distinct random values, three per call."""
+        """Distinct random values, four per call."""
         values: list[int] = []
-        while len(values) < 3 * count:
+        while len(values) < 4 * count:
             value = self._marks.getrandbits(32)
             if value not in values:
                 values.append(value)
-        return [Marks(*values[3 * i:3 * i + 3]) for i in range(count)]
+        return [Marks(*values[4 * i:4 * i + 4]) for i in range(count)]
 
     def diagnostics(self) -> dict[str, float]:
         reads, self.reads = self.reads, []
