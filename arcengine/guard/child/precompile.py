@@ -94,8 +94,11 @@ class Compiler:
         return time.monotonic() - waited, report
 
     def reap(self) -> float:
-        """Wait for the compiler's exit; the seconds waited."""
+        """Wait for the compiler's exit; the seconds waited. It is killed first: once its report is in (or its time
+        is up) it has nothing left to do, and its code could have written that report and gone on."""
         waited = time.monotonic()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
         return time.monotonic() - waited

@@ -14,6 +14,7 @@ import math
 import os
 import signal
 import socket
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,8 @@ from arcengine.guard.child import channel, confine, correctness, process, worker
 from arcengine.guard.child.device_memory import DeviceMemoryWatch
 
 EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
+HANG_REPORT_S = 2.0  # a worker past its limit gets this long to say where its Python runs, before it is killed
+DEATH_WAIT_S = 10.0  # a worker whose channel closed gets this long to exit (a CUDA teardown) before it is killed
 _FORKED: set[int] = set()  # the judge's workers: any other child of the judge is an orphan untrusted code left
 
 
@@ -95,8 +98,9 @@ class RemoteRole:
         try:
             header, payload = channel.receive(self.sock, timeout_s, max_payload)
         except channel.ChannelTimeout:
+            where = self._where_hung()
             self.kill()
-            raise WorkerLost(f"did not return within {timeout_s:.0f} s (hung; its process was killed)",
+            raise WorkerLost(f"did not return within {timeout_s:.0f} s (hung{where}; its process was killed)",
                              hung=True) from None
         except channel.ChannelClosed:
             raise WorkerLost(self.death_reason()) from None
@@ -109,6 +113,19 @@ class RemoteRole:
         self._no_process_left()
         self._no_memory_kept()
         return header, payload
+
+    def _where_hung(self) -> str:
+        """Where the worker's Python runs, as the worker says it when told it is past its limit (worker.Worker.hung),
+        for the reason; "" where it does not say in time (native code that never returns to the interpreter, a
+        handler replaced) or says something else. Untrusted: it can only describe its own role's failure."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, worker.HANG_SIGNAL)
+        try:
+            header, _ = channel.receive(self.sock, HANG_REPORT_S, 0)
+        except (channel.ChannelTimeout, channel.ChannelClosed, channel.ChannelError):
+            return ""
+        where = header.get("hung")
+        return f" at {where[:200]}" if header.get("id") == self.requests and isinstance(where, str) else ""
 
     def _no_process_left(self) -> None:
         """Untrusted code (native, which the gate cannot read) may start processes; none may outlive its call,
@@ -215,22 +232,28 @@ class RemoteRole:
         self.kill()
 
     def kill(self) -> None:
+        """SIGKILL the worker and whatever it started (its compiler, processes of its code: it shares the judge's
+        process group, so no group is its own), then reap it."""
         if self.closed:
             return
         self.closed = True
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+        process.kill_tree(self.pid)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
         self.sock.close()
 
     def death_reason(self) -> str:
-        """Why the worker's channel closed: its exit status, once it is reaped."""
+        """Why the worker's channel closed: its exit status, once it is reaped. One that still runs after
+        DEATH_WAIT_S closed the channel itself (native code can close any descriptor): it is killed."""
         self.closed = True
         self.sock.close()
-        try:
-            _, status = os.waitpid(self.pid, 0)
-        except ChildProcessError:
+        status = _exit_status(self.pid, DEATH_WAIT_S)
+        if status is None:
+            process.kill_tree(self.pid)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            return f"closed its channel to the harness and went on running (killed after {DEATH_WAIT_S:.0f} s)"
+        if status < 0:
             return "died"
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
@@ -239,6 +262,22 @@ class RemoteRole:
                 return f"died: killed by signal {sig} ({name}): {confine.KILLED_FOR}"
             return f"died: killed by signal {sig} ({name})"
         return f"died: exited with code {os.WEXITSTATUS(status)}"
+
+
+def _exit_status(pid: int, within_s: float) -> int | None:
+    """The wait status of child ``pid`` once it has exited, waited for ``within_s`` at most: None if it still runs,
+    -1 if it is no child to wait for (reaped already)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return -1
+        if done:
+            return status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.005)
 
 
 def numbers(value: object) -> dict[str, float]:

@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Collection
+from types import FrameType
 from typing import NamedTuple
 
 import torch
@@ -80,6 +81,19 @@ def python_elsewhere(known: Collection[int | None], own: tuple[str, ...]) -> str
         if not frame.f_code.co_filename.startswith(own):
             return f"{innermost.f_code.co_filename}, line {innermost.f_lineno}"
     return None
+
+
+def running_at(frame: FrameType | None, source: str, own: tuple[str, ...]) -> str:
+    """Where a thread's Python runs, from its innermost ``frame``: the innermost frame in the module's own file
+    (``source``), else the innermost outside the harness's files (``own``), else the innermost of all."""
+    frames: list[FrameType] = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    chosen = (next((f for f in frames if f.f_code.co_filename == source), None)
+              or next((f for f in frames if not f.f_code.co_filename.startswith(own)), None)
+              or (frames[0] if frames else None))
+    return "no Python frame" if chosen is None else f"{chosen.f_code.co_filename}, line {chosen.f_lineno}"
 
 
 class LeftRunning(Exception):

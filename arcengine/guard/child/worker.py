@@ -32,7 +32,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any, NamedTuple, NoReturn, overload
 
 import torch
@@ -60,6 +60,7 @@ ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengin
                 "baseline": "arcengine_guard_baseline"}
 CANDIDATE_ROLES = ("candidate", "incumbent")  # the roles whose code is untrusted (and compiled ahead when gated)
 TRUSTED_HOME = "ARCENGINE_TRUSTED_HOME"  # the trusted roles' own folder (the sandbox makes it)
+HANG_SIGNAL = signal.SIGUSR1  # the judge's word that a request is past its limit (Worker.hung)
 
 
 class NoEntry(Exception):
@@ -194,6 +195,7 @@ class Worker:
         self.held: list[_Held] = []
         self.served: dict[str, float] = {}  # seconds spent on each kind of request since the last diagnostics
         self.served_count: dict[str, int] = {}
+        self.request: object = None  # the id of the request being handled (None between them)
 
     def serve(self) -> None:
         while True:
@@ -214,7 +216,9 @@ class Worker:
                 with contextlib.suppress(RuntimeError):  # a broken context fails the request itself
                     waits.wait_ends()
             started = perf_counter()
+            self.request = command.get("id")
             header, payload = handler(command)
+            self.request = None
             kind = str(op)
             self.served[kind] = self.served.get(kind, 0.0) + perf_counter() - started
             self.served_count[kind] = self.served_count.get(kind, 0) + 1
@@ -223,6 +227,18 @@ class Worker:
                 with contextlib.suppress(RuntimeError):  # before the reply: no set of its lands in others' timing
                     waits.wait_begins()
             channel.transmit(self.sock, reply)
+
+    def hung(self, signum: int, frame: FrameType | None) -> None:
+        """The judge's word that the request being handled is past its limit (see roles.RemoteRole.finish): a
+        signal, so its handler runs in the main thread between two of its bytecodes, wherever its Python is (a
+        module's import, a call, a callback a library runs inline). Where that is goes back as the request's
+        reply, and the worker leaves. Between requests (a reply on its way) it says nothing: the judge kills it."""
+        if self.request is None:
+            return
+        where = threads.running_at(frame, self.source, _harness_files())
+        with contextlib.suppress(BaseException):
+            channel.send(self.sock, {"id": self.request, "hung": where})
+        process.exit_now(1)
 
     def _waits_watched(self) -> timing.CuptiTimer | None:
         """Untrusted code's worker, once its timer reads CUPTI's records: GPU work while it waits for the judge
@@ -641,7 +657,9 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         confine.drop_capabilities()  # root's ptrace would reach the judge's memory: see arcengine.guard.child.confine
         if role not in CANDIDATE_ROLES:
             _trusted_folders()
-        Worker(sock, role).serve()
+        serving = Worker(sock, role)
+        signal.signal(HANG_SIGNAL, serving.hung)  # before any module runs here
+        serving.serve()
     except BaseException:
         code = 1
     process.exit_now(code)

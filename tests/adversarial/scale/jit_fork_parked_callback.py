@@ -11,13 +11,14 @@ import torch
 
 
 @torch.jit.script
-def _task(n: int) -> int:
-    return n + 1
+def _task(gate: torch.jit.Future[int]) -> int:
+    torch.jit.wait(gate)  # not done before the callback is registered: see below
+    return 1
 
 
 @torch.jit.script
-def _launch(n: int) -> torch.jit.Future[int]:
-    return torch.jit.fork(_task, n)
+def _launch(gate: torch.jit.Future[int]) -> torch.jit.Future[int]:
+    return torch.jit.fork(_task, gate)
 
 
 _ticks = [0]
@@ -30,7 +31,11 @@ def _background(_done):
         time.sleep(0.0002)
 
 
-_parked = _launch(1).then(_background)
+# A future already done runs a callback given to its then inline, on the caller's thread (the import, for ever):
+# the task waits for the gate, opened once the callback is registered, so the pool's thread runs it.
+_gate = torch.futures.Future()
+_parked = _launch(_gate).then(_background)
+_gate.set_result(1)
 
 
 def run(x: torch.Tensor) -> torch.Tensor:
