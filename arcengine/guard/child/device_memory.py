@@ -4,7 +4,9 @@ Native code allocates outside PyTorch's allocator (``cudaMalloc``), where no set
 candidate that allocates on every call and never frees ends up holding the GPU that the reference's, the
 incumbent's and the baseline's workers (and any other child on that GPU) share. The judge reads the device's
 memory in use before each request it sends such a worker and after its reply, and adds up the difference: what
-the worker's calls kept. Past a quarter of the device's memory the worker is lost, with the reason.
+the worker's calls kept. Past a quarter of the device's memory the worker is first told to hand PyTorch's cache of
+freed blocks back to the driver (what that gives back counts as freed: torch.compile's autotuning leaves gigabytes
+there), and lost, with the reason, if it is still past it.
 
 What is read is the whole device's (``cudaMemGetInfo``), so allocations by other processes during the worker's
 calls count too: the judge's own reference runs and the next child's loading in a campaign. Those are bounded by

@@ -26,6 +26,7 @@ from arcengine.guard.child.device_memory import DeviceMemoryWatch
 
 EXIT_WAIT_S = 2.0  # a worker told to exit gets this long before it is killed
 HANG_REPORT_S = 2.0  # a worker past its limit gets this long to say where its Python runs, before it is killed
+TRIM_WAIT_S = 30.0  # for a worker to hand its allocator's cache back to the driver
 DEATH_WAIT_S = 10.0  # a worker whose channel closed gets this long to exit (a CUDA teardown) before it is killed
 _FORKED: set[int] = set()  # the judge's workers: any other child of the judge is an orphan untrusted code left
 
@@ -67,6 +68,7 @@ class RemoteRole:
         self.closed = False
         self.requests = 0  # each request's number, which its reply must carry back
         self.memory: DeviceMemoryWatch | None = None  # set for untrusted roles on a GPU once they have loaded
+        self._trimming = False  # a trim's own reply is judged as it is, not trimmed again
 
     @classmethod
     def fork(cls, role: str) -> RemoteRole:
@@ -140,11 +142,22 @@ class RemoteRole:
             raise WorkerLost(f"left a process running after its call: {', '.join(left[:3])}")
 
     def _no_memory_kept(self) -> None:
-        """Native code may allocate device memory PyTorch never sees and keep it (see device_memory)."""
+        """Native code may allocate device memory PyTorch never sees and keep it (see device_memory). Past the
+        limit, the worker is first told to hand its allocator's cache back (``trim``, itself a request whose
+        reply counts what it gave back): blocks PyTorch holds for reuse are no leak (torch.compile's autotuning
+        leaves gigabytes of them), and only what stays after that fails the role."""
         leak = self.memory.after_reply() if self.memory is not None else None
-        if leak is not None:
-            self.kill()
-            raise WorkerLost(leak)
+        if leak is None:
+            return
+        if not self._trimming:
+            self._trimming = True
+            try:
+                self.request({"op": "trim"}, TRIM_WAIT_S)  # raises WorkerLost itself if still past the limit
+                return
+            finally:
+                self._trimming = False
+        self.kill()
+        raise WorkerLost(leak)
 
     def call(self, command: Mapping[str, Any], timeout_s: float, max_payload: int) -> Reply:
         """One untimed call; with ``hold`` in the command its outputs stay in the worker for ``audit``."""

@@ -207,7 +207,7 @@ class Worker:
             if op == "exit":
                 return
             handler = {"load": self.load, "call": self.call, "time": self.time, "audit": self.audit,
-                       "diagnostics": self.diagnostics}.get(str(op))
+                       "diagnostics": self.diagnostics, "trim": self.trim}.get(str(op))
             if handler is None:
                 channel.send(self.sock, {"failure": f"unknown command {op!r}"})
                 continue
@@ -520,6 +520,15 @@ class Worker:
             return None
         where = threads.python_elsewhere(self.threads_before, _harness_files())
         return None if where is None else f"{self.role} left Python running on a library's thread ({where})"
+
+    def trim(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
+        """Hand the blocks PyTorch's allocator holds for reuse back to the driver (the judge's count of the
+        device memory this worker keeps is past its limit: see roles.RemoteRole._no_memory_kept)."""
+        if self.device.type == "cuda":
+            with contextlib.suppress(RuntimeError):  # a broken context: what it holds stays, and counts
+                torch.cuda.synchronize(self.device)
+                torch.cuda.empty_cache()
+        return {}, []
 
     def diagnostics(self, command: Mapping[str, Any]) -> tuple[dict[str, Any], list[channel.Part]]:
         """The timer's kind and conduct, and what this worker's requests cost it since the last time asked (the
