@@ -395,6 +395,12 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
         parts[2] not in LIBRARY_DEFINE | LIBRARY_REGISTER | LIBRARY_FREE)
 
 
+def _build_setting(call: ast.Call) -> bool:
+    """``setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")``: a build setting named by a constant, with one value."""
+    return (len(call.args) == 2 and not call.keywords and isinstance(call.args[0], ast.Constant)
+            and call.args[0].value in BUILD_ENVIRONMENT)
+
+
 def _private_submodule(parts: tuple[str, ...]) -> bool:
     """Whether a path of torch, numpy or triton passes through a private submodule outside the allowlist."""
     private = [n for n in range(2, len(parts) + 1) if parts[n - 1].startswith("_") and not _dunder(parts[n - 1])]
@@ -481,6 +487,7 @@ class _Checker:
         self.shadowed: set[int] = set()  # ids of uses of a builtin's name that are a function's own variable
         self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
         self.literal_stores: set[int] = set()  # ids of assignment targets given a literal value
+        self.build_settings: set[int] = set()  # ids of `os.environ.setdefault` called with a build setting's name
         self.tree: ast.Module | None = None  # the module, for what is read of it only when needed
         self._constants: set[str] | None = None
         self.warnings: list[str] = []
@@ -570,6 +577,8 @@ class _Checker:
                 if isinstance(node.value, ast.Constant) and node.value.value is False:
                     self.false_stores.update(id(target) for target in node.targets)
         for call in calls:
+            if self.resolve(call.func) == ("os.environ.setdefault", True) and _build_setting(call):
+                self.build_settings.add(id(call.func))
             qualname = _qualname(call)
             if qualname and qualname.partition("::")[0] not in TORCH_NAMESPACES:
                 path, resolved = self.resolve(call.func)
@@ -663,6 +672,8 @@ class _Checker:
         return None
 
     def attribute_violation(self, node: ast.Attribute) -> str | None:
+        if id(node) in self.build_settings:
+            return None
         path, resolved = self.resolve(node)
         why = (path and self.path_violation(node, path, resolved)) or _refused_name(node.attr)
         if why:

@@ -398,6 +398,9 @@ def test_rejects_intercepting_operators(snippet: str, needle: str) -> None:
         ("import os\ndel os.environ['TORCH_CUDA_ARCH_LIST']", "writes the environment"),
         ("from os import environ\nenviron.update(LD_PRELOAD='/tmp/evil.so')", "os.environ.update"),
         ("import os\nos.putenv('LD_PRELOAD', '/tmp/evil.so')", "os.putenv"),
+        ("import os\nos.environ.setdefault('TRITON_PTXAS_PATH', '/tmp/evil.sh')", "os.environ.setdefault"),
+        ("import os\nset_ = os.environ.setdefault\nset_('TORCH_CUDA_ARCH_LIST', '9.0')", "os.environ.setdefault"),
+        ("import os\nk = 'TRITON_PTXAS_PATH'\nos.environ.setdefault(k, '/tmp/evil.sh')", "os.environ.setdefault"),
         ("import os\nenv = os.environ\nenv['PATH'] = '/tmp'", "os.environ as a value"),
     ],
 )
@@ -557,6 +560,7 @@ def run(x):
         # The build settings of its own C++/CUDA (sm_90a for wgmma), by name
         "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a'\nos.environ['MAX_JOBS'] = '8'" + RUN,
         "from os import environ\nenviron['TORCH_CUDA_ARCH_LIST'] = '9.0a'" + RUN,
+        "import os\nos.environ.setdefault('TORCH_CUDA_ARCH_LIST', '9.0a')" + RUN,
     ],
 )
 def test_accepts_honest_spellings(source: str) -> None:
