@@ -245,14 +245,11 @@ class RemoteRole:
         self.kill()
 
     def kill(self) -> None:
-        """SIGKILL the worker and whatever it started (its compiler, processes of its code: it shares the judge's
-        process group, so no group is its own), then reap it."""
+        """SIGKILL the worker and whatever it started (its compiler, processes of its code), then reap it."""
         if self.closed:
             return
         self.closed = True
-        process.kill_tree(self.pid)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
+        _kill_and_reap(self.pid)
         self.sock.close()
 
     def death_reason(self) -> str:
@@ -262,9 +259,7 @@ class RemoteRole:
         self.sock.close()
         status = _exit_status(self.pid, DEATH_WAIT_S)
         if status is None:
-            process.kill_tree(self.pid)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(self.pid, 0)
+            _kill_and_reap(self.pid)
             return f"closed its channel to the harness and went on running (killed after {DEATH_WAIT_S:.0f} s)"
         if status < 0:
             return "died"
@@ -275,6 +270,13 @@ class RemoteRole:
                 return f"died: killed by signal {sig} ({name}): {confine.KILLED_FOR}"
             return f"died: killed by signal {sig} ({name})"
         return f"died: exited with code {os.WEXITSTATUS(status)}"
+
+
+def _kill_and_reap(pid: int) -> None:
+    """SIGKILL a worker and whatever it started (it shares the judge's process group: no group is its own)."""
+    process.kill_tree(pid)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _exit_status(pid: int, within_s: float) -> int | None:

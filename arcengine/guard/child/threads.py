@@ -75,25 +75,33 @@ def python_elsewhere(known: Collection[int | None], own: tuple[str, ...]) -> str
     for ident, frame in sys._current_frames().items():
         if ident == me or ident in known:
             continue
-        innermost = frame
-        while frame.f_back is not None:
-            frame = frame.f_back
-        if not frame.f_code.co_filename.startswith(own):
-            return f"{innermost.f_code.co_filename}, line {innermost.f_lineno}"
+        stack = _stack(frame)
+        if not stack[-1].f_code.co_filename.startswith(own):
+            return _place(stack[0])
     return None
+
+
+def _stack(frame: FrameType | None) -> list[FrameType]:
+    """A thread's frames, from ``frame`` (the innermost) out to where it entered Python."""
+    frames: list[FrameType] = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    return frames
+
+
+def _place(frame: FrameType) -> str:
+    return f"{frame.f_code.co_filename}, line {frame.f_lineno}"
 
 
 def running_at(frame: FrameType | None, source: str, own: tuple[str, ...]) -> str:
     """Where a thread's Python runs, from its innermost ``frame``: the innermost frame in the module's own file
     (``source``), else the innermost outside the harness's files (``own``), else the innermost of all."""
-    frames: list[FrameType] = []
-    while frame is not None:
-        frames.append(frame)
-        frame = frame.f_back
+    frames = _stack(frame)
     chosen = (next((f for f in frames if f.f_code.co_filename == source), None)
               or next((f for f in frames if not f.f_code.co_filename.startswith(own)), None)
               or (frames[0] if frames else None))
-    return "no Python frame" if chosen is None else f"{chosen.f_code.co_filename}, line {chosen.f_lineno}"
+    return "no Python frame" if chosen is None else _place(chosen)
 
 
 class LeftRunning(Exception):
