@@ -58,7 +58,7 @@ _ALLOWED = re.compile(
 # campaign child) is read per build: without it here every campaign child was spawned cold, importing torch again.
 _AFTER_FORK_ENV = re.compile(
     r"^(HOME|TMPDIR|TRITON_(?!INTERPRET$)[A-Z_]+|CUDA_[A-Z_]+|NVIDIA_[A-Z_]+|NCCL_[A-Z_]+|TORCH_CUDA_ARCH_LIST"
-    r"|ARCENGINE_NATIVE_CACHE|ARCENGINE_WRITABLE|ARCENGINE_TRUSTED_HOME)$")
+    r"|ARCENGINE_NATIVE_CACHE|ARCENGINE_WRITABLE|ARCENGINE_ROLE_HOMES)$")
 
 log = structlog.get_logger()
 
@@ -84,7 +84,7 @@ def network_isolation() -> tuple[str, ...]:
     return (tool, "--net", "--") if probe.returncode == 0 else ()
 
 
-TRUSTED_FOLDER = "trusted"
+ROLE_HOMES_FOLDER = "roles"
 
 
 def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -95,9 +95,9 @@ def scrubbed_environment(device: str, workdir: Path, extra: dict[str, str] | Non
         # Triton reads its home (where its dump, override and default cache folders lie) once, at import: in a
         # zygote's child that was the zygote's folder, which no child may write. Named, it is read per use.
         TRITON_HOME=str(workdir),
-        # The reference's and the baseline's own HOME, TMPDIR and kernel caches, beside the working directory
-        # (arcengine.guard.child.worker): out of the untrusted workers' reach.
-        ARCENGINE_TRUSTED_HOME=str(workdir.parent / TRUSTED_FOLDER),
+        # Each worker's own HOME, TMPDIR and kernel caches, beside the working directory
+        # (arcengine.guard.child.worker): out of every other worker's reach.
+        ARCENGINE_ROLE_HOMES=str(workdir.parent / ROLE_HOMES_FOLDER),
         PYTHONPATH=str(PACKAGE_ROOT),
         PYTHONDONTWRITEBYTECODE="1",
         # No working directory on the import path: a module a candidate writes there (it may write its folder)
@@ -177,7 +177,7 @@ def _child_files(spec: dict[str, Any], gated: bool = False) -> Iterator[_Files]:
         files = _Files(root, root / "work", root / "spec.json", root / "result.json", root / "stderr.txt", token,
                        gate)
         files.workdir.mkdir()
-        (root / TRUSTED_FOLDER).mkdir()
+        (root / ROLE_HOMES_FOLDER).mkdir()
         extra = {"gate": str(gate.path)} if gate else {}
         files.spec.write_text(json.dumps({**spec, **extra, "result": str(files.result), "token": token}))
         try:

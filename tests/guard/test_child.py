@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 import torch
 
-from arcengine.guard.child import PROFILING, channel, correctness, timing
+from arcengine.guard.child import PROFILING, channel, correctness, native_build, opens, timing, worker
 from arcengine.guard.child.correctness import Tolerance, compare_outputs, compare_tensor, describe_exception
 from arcengine.guard.child.device_memory import DeviceMemoryWatch
 from arcengine.guard.child.judge import AUDIT_SHARE, SpecError, audited_calls, json_safe, parse_spec
@@ -72,11 +73,12 @@ FAST_TIMING = {
 # ---------------------------------------------------------------- helpers
 
 
-def _run_child(tmp_path: Path, spec: dict[str, Any]) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+def _run_child(tmp_path: Path, spec: dict[str, Any], env: dict[str, str] | None = None
+               ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
     spec = {**spec, "result": str(tmp_path / "result.json")}
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**(os.environ if env is None else env), "PYTHONPATH": str(ROOT)}
     env.pop("TRITON_INTERPRET", None)
     if spec["device"] == "cpu":
         env["TRITON_INTERPRET"] = "1"  # as the parent sets it: Triton kernels run on CPU tensors
@@ -101,6 +103,7 @@ def _evaluate(
     incumbent: str | None = None,
     workloads: list[dict[str, Any]] | None = None,
     device: str = "cpu",
+    env: dict[str, str] | None = None,
     **spec_extra: Any,
 ) -> dict[str, Any]:
     paths = {}
@@ -120,7 +123,7 @@ def _evaluate(
         "timing": FAST_TIMING,
         **spec_extra,
     }
-    result, _ = _run_child(tmp_path, spec)
+    result, _ = _run_child(tmp_path, spec, env)
     return result
 
 
@@ -1142,6 +1145,72 @@ def test_the_incumbents_module_is_not_in_the_candidates_process(tmp_path: Path) 
     seen = set(log.read_text().splitlines())
     assert seen == {"['arcengine_guard_candidate', 'arcengine_guard_reference']"}  # its own, and make_inputs'
 
+
+
+# A module that records, at import, the folders its worker was given, in its own HOME, and writes a file into each
+# of its kernel caches (its own: allowed).
+_RECORDS_ITS_FOLDERS = """
+import json, os
+
+FOLDERS = {name: os.environ[name] for name in ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE")}
+for name in ("TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE"):
+    with open(os.path.join(FOLDERS[name], "mine"), "w") as mine:
+        mine.write(__name__)
+with open(os.path.join(FOLDERS["HOME"], "folders.json"), "w") as record:
+    json.dump({**FOLDERS, "cwd": os.getcwd()}, record)
+
+def run(x):
+    return x * 2
+"""
+
+
+def _folders_env(tmp_path: Path) -> dict[str, str]:
+    """A sandbox's folders (each role's home, a campaign's shared caches), no folder writable beside them."""
+    (tmp_path / "roles").mkdir()
+    env = {name: value for name, value in os.environ.items() if name != opens.EXTRA_WRITABLE}
+    return {**env, worker.ROLE_HOMES: str(tmp_path / "roles"), "TRITON_CACHE_DIR": str(tmp_path / "cache" / "triton"),
+            native_build.CACHE_ENV: str(tmp_path / "cache" / "native")}
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(textwrap.dedent(source).encode()).hexdigest()[:16]
+
+
+def test_each_untrusted_worker_has_its_own_home_and_its_own_sources_folder_of_the_shared_caches(
+        tmp_path: Path) -> None:
+    candidate = _RECORDS_ITS_FOLDERS + "# the candidate\n"
+    result = _evaluate(tmp_path, candidate, incumbent=_RECORDS_ITS_FOLDERS, env=_folders_env(tmp_path))
+    assert result["correct"] is True and result["incumbent_failure"] is None, result["failure"]
+    for role, source in (("candidate", candidate), ("incumbent", _RECORDS_ITS_FOLDERS)):
+        home = tmp_path / "roles" / role
+        seen = json.loads((home / "folders.json").read_text())
+        assert seen["HOME"] == seen["TMPDIR"] == seen["cwd"] == str(home)
+        # A later child running the same code finds the same folders: the incumbent compiles once per campaign.
+        assert seen["TRITON_CACHE_DIR"] == str(tmp_path / "cache" / "triton" / _digest(source))
+        assert seen["ARCENGINE_NATIVE_CACHE"] == str(tmp_path / "cache" / "native" / _digest(source))
+
+
+@pytest.mark.parametrize("target", ["incumbent's cache", "shared cache", "incumbent's home"])
+def test_a_candidate_cannot_write_where_its_incumbent_loads_kernels(tmp_path: Path, target: str) -> None:
+    # Triton's launcher is a shared object, found by a hash a candidate can compute: planted in the incumbent's
+    # folder it would run there, and time the incumbent as slowly as it likes (a KEEP it did not earn).
+    incumbent = "def run(x):\n    return x + x\n"
+    paths = {"incumbent's cache": f"os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/{_digest(incumbent)}/k'",
+             "shared cache": "os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/k'",
+             "incumbent's home": "os.path.dirname(os.environ['HOME']) + '/incumbent/k'"}
+    candidate = f"""
+    import os
+
+    def run(x):
+        path = {paths[target]}
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as planted:
+            planted.write("launcher")
+        return x * 2
+    """
+    result = _evaluate(tmp_path, candidate, incumbent=incumbent, env=_folders_env(tmp_path))
+    _assert_fails(result, "outside its own folders")
+    assert not list((tmp_path / "roles" / "incumbent").glob("k")) and not list((tmp_path / "cache").rglob("k"))
 
 def _kept_call(remote: RemoteRole, worker_end: socket.socket, in_use: list[int], kept: int,
                trimmed: int | None) -> None:

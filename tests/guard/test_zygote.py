@@ -276,7 +276,10 @@ async def test_forked_child_is_isolated_like_a_cold_child(tmp_path: Path, monkey
         # In its judge's session, which the engine kills as a whole; its judge is its parent.
         assert seen["sid"] == seen["ppid"] == seen["pgid"] != seen["pid"], via
         assert seen["env"]["HOME"] == seen["env"]["TMPDIR"] == seen["tempdir"] == workdir, via
-        assert seen["env"]["TRITON_CACHE_DIR"] == extra["TRITON_CACHE_DIR"] and seen["env"]["TRITON_INTERPRET"] == "1"
+        assert workdir.endswith("/roles/candidate"), via  # its worker's own folder
+        # Its own source's folder of the shared cache (the incumbent's is another).
+        assert Path(seen["env"]["TRITON_CACHE_DIR"]).parent == Path(extra["TRITON_CACHE_DIR"]), via
+        assert seen["env"]["TRITON_INTERPRET"] == "1", via
         assert "ARCENGINE_TEST_API_KEY" not in seen["env"], via
         # Its own socket to the judge, nothing else: not the zygote's pipes nor the other workers' sockets.
         assert seen["fds"][:3] == [0, 1, 2] and len(seen["fds"]) == 4 and len(seen["sockets"]) == 1, via
@@ -288,7 +291,7 @@ async def test_forked_child_is_isolated_like_a_cold_child(tmp_path: Path, monkey
     cold, warm = facts["cold"], facts["zygote"]
     # Inductor writes its cache directory into the environment once it has chosen one (the cold child imports
     # torch._dynamo after its environment is set, the zygote before): either way it is in the child's own TMPDIR.
-    own = ("HOME", "TMPDIR", "TRITON_HOME", "TORCHINDUCTOR_CACHE_DIR", "ARCENGINE_TRUSTED_HOME")
+    own = ("HOME", "TMPDIR", "TRITON_HOME", "TORCHINDUCTOR_CACHE_DIR", "ARCENGINE_ROLE_HOMES", "TRITON_CACHE_DIR")
     for seen in facts.values():
         assert seen["env"].get("TORCHINDUCTOR_CACHE_DIR", seen["cwd"]).startswith(seen["cwd"])
     same = {key for key in cold["env"] if key not in own}

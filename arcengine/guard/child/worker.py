@@ -19,6 +19,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import gc
+import hashlib
 import importlib.machinery
 import importlib.util
 import json
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from time import perf_counter
 from types import FrameType, ModuleType
 from typing import Any, NamedTuple, NoReturn, overload
@@ -59,7 +61,7 @@ REFERENCE_MODULE = "arcengine_guard_reference"
 ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengine_guard_incumbent",
                 "baseline": "arcengine_guard_baseline"}
 CANDIDATE_ROLES = ("candidate", "incumbent")  # the roles whose code is untrusted (and compiled ahead when gated)
-TRUSTED_HOME = "ARCENGINE_TRUSTED_HOME"  # the trusted roles' own folder (the sandbox makes it)
+ROLE_HOMES = "ARCENGINE_ROLE_HOMES"  # each role's own folder is made in it (the sandbox makes it)
 HANG_SIGNAL = signal.SIGUSR1  # the judge's word that a request is past its limit (Worker.hung)
 
 
@@ -253,6 +255,7 @@ class Worker:
         started = perf_counter()
         seconds: dict[str, float] = {}
         self.source = str(command.get("module") or "")
+        _own_folders(self.role, self.source)
         self.route_names = [str(name) for name in command.get("routes") or []]
         self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
         self.destinations = bool(command.get("destination_passing")) and self.role in CANDIDATE_ROLES
@@ -638,20 +641,39 @@ def start(role: str) -> tuple[int, socket.socket]:
     return pid, judge_end
 
 
-def _trusted_folders() -> None:
-    """A trusted role's own HOME, TMPDIR and kernel caches, where no untrusted worker of the child can write: its
-    torch.compile and Triton load what they find there by a hash of their source, so a module or launcher planted
-    at that path (the candidate can compute it) would run in the reference's or the baseline's process."""
-    home = os.environ.get(TRUSTED_HOME)
-    if not home:  # a judge started by hand, without the sandbox's environment
+def _own_folders(role: str, source: str) -> None:
+    """This role's own HOME, TMPDIR and kernel caches, where no other role's worker can write (the audit hook and
+    Landlock hold an untrusted one to them). torch.compile and Triton load what they find in their caches by a
+    hash of the source, which any candidate can compute, and a Triton launcher is a shared object: a module or
+    launcher planted where another role looks would run in its process (the reference's, the baseline's, the
+    incumbent's, to time it as slowly as it likes). The campaign's shared caches, which spare the incumbent a
+    compile in every child, are split by the module's source: a role writes only the folder of its own code,
+    which a later child running the same code (the incumbent, a KEEP's confirmation) finds again."""
+    homes = os.environ.get(ROLE_HOMES)
+    if not homes:  # a judge started by hand, without the sandbox's environment
         return
+    home = os.path.join(homes, role)
     folders = {"HOME": home, "TMPDIR": home, "TRITON_HOME": home, "TRITON_CACHE_DIR": os.path.join(home, "triton"),
                "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "inductor")}
+    if role in CANDIDATE_ROLES:
+        digest = _source_digest(source)
+        for name in ("TRITON_CACHE_DIR", native_build.CACHE_ENV):
+            if shared := os.environ.get(name):
+                folders[name] = os.path.join(shared, digest)
     for name, folder in folders.items():
         os.makedirs(folder, exist_ok=True)
         os.environ[name] = folder
     tempfile.tempdir = None  # recomputed from the new TMPDIR
     os.chdir(home)  # relative paths (a compiler's debug folder) land there too
+
+
+def _source_digest(path: str) -> str:
+    """A module's folder name in the shared caches: what its code is, not where it lies."""
+    try:
+        content = Path(path).read_bytes()
+    except OSError:
+        content = path.encode()
+    return hashlib.sha256(content).hexdigest()[:16]
 
 
 def _become_worker(sock: socket.socket, role: str) -> NoReturn:
@@ -664,8 +686,6 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         # SIGKILL once the judge dies: never outlive the verdict it could overwrite.
         process.prctl(process.PR_SET_PDEATHSIG, int(signal.SIGKILL))
         confine.drop_capabilities()  # root's ptrace would reach the judge's memory: see arcengine.guard.child.confine
-        if role not in CANDIDATE_ROLES:
-            _trusted_folders()
         serving = Worker(sock, role)
         signal.signal(HANG_SIGNAL, serving.hung)  # before any module runs here
         serving.serve()

@@ -1,8 +1,7 @@
 # ruff: noqa
-"""C++ truncates every file it can find under TRITON_CACHE_DIR (a campaign's children share it: the incumbent's
-and other agents' compiled kernels) and under its HOME, but for its own build, on its first call. The answer is
-honest; the damage is to whatever loads those files next. Unsafe: run it only where TRITON_CACHE_DIR is unset or
-scratch (bench/adversarial.py --include-unsafe)."""
+"""C++ truncates every file it can find under TRITON_CACHE_DIR (a campaign's caches, shared by its children) and
+under its HOME, but for its own build, on its first call. The answer is honest. Each worker has a HOME of its own
+and writes only its own source's folder of the shared caches, so all it can empty is its own."""
 
 import torch
 from torch.utils.cpp_extension import load_inline
