@@ -131,9 +131,11 @@ class GuardService:
         self.timeout_s = timeout_s
         self.rng_seed = rng_seed
         self.pipeline = pipeline
-        # Compiled kernels are shared between children, so the incumbent is not recompiled for every candidate:
-        # Triton's, and C++/CUDA built with load_inline (arcengine.guard.child.native_build).
-        self._env = {"TRITON_CACHE_DIR": str(cache_dir), CACHE_ENV: str(cache_dir / "native")} if cache_dir else {}
+        # Compiled kernels are kept between children, so the incumbent is not recompiled for every candidate:
+        # Triton's, and C++/CUDA built with load_inline (arcengine.guard.child.native_build). Each worker writes
+        # only the folder of its own code's hash in them (arcengine.guard.child.worker._own_folders).
+        self._env = ({"TRITON_CACHE_DIR": str(cache_dir / "triton"), CACHE_ENV: str(cache_dir / "native")}
+                     if cache_dir else {})
         self.device = "cpu"
         self.slots: list[Slot] = []  # one per worker, set by profile()
         self.baselines = BaselineCache(baseline, declared=False)  # set by profile(), once the device is known
