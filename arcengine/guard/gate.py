@@ -139,7 +139,13 @@ FORBIDDEN_ATTRIBUTES = {
     "torch.save", "torch.jit.save", "torch.jit.CompilationUnit",
     # TorchScript's tasks on the inter-op pool: work after a call returns, and Python there through a future's then
     "torch.jit.fork", "torch.jit._fork", "torch.jit.wait", "torch.jit._wait", "torch.jit.Future",
+    # copies one object's namespace onto another's, names computed: a setattr and a vars() in one call (a module's
+    # globals swapped in as a plain object's __dict__, then written past the module's own refusal)
+    "functools.update_wrapper",
 }
+# argparse's parse methods: given a namespace, they set on it the attributes their arguments name (a setattr by a
+# string that is data, onto any object, a module included).
+ARGPARSE_PARSES = {"parse_args", "parse_known_args", "parse_intermixed_args", "parse_known_intermixed_args"}
 # A module's name met inside a path starts the path again (`os.sys.modules` is `sys.modules`, `random._os` is os:
 # leading underscores are the stdlib's way of re-exporting), but for names that torch uses for submodules of its
 # own (torch.signal, torch.profiler.profile, torch.jit.trace, ...).
@@ -350,6 +356,11 @@ def _canonical(dotted: str) -> str:
     """The path a resolved name really is: from the last module name in it (`torch.os.path` is `os.path`)."""
     parts = dotted.split(".")
     for i in range(len(parts) - 1, 0, -1):
+        # Another module a module imported (`torch.nn.functional.torch` is torch, `random._os` is os): that module.
+        imported = _module_imports(tuple(parts[:i])).get(parts[i])
+        if imported is not None:
+            parts = [*imported.split("."), *parts[i + 1 :]]
+            break
         name = parts[i] if parts[i] in MODULE_NAMES else parts[i].lstrip("_")
         if name in MODULE_NAMES and ".".join(parts[: i + 1]) != "torch.signal":
             parts = [name, *parts[i + 1 :]]
@@ -410,18 +421,53 @@ def _private_submodule(parts: tuple[str, ...]) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _is_module(parts: tuple[str, ...]) -> bool:
-    """Whether a dotted path names a module of an installed package, read from its files (nothing is imported)."""
+def _module_file(parts: tuple[str, ...]) -> Path | None:
+    """The file of the module a dotted path names in an installed package or the standard library, read from the
+    file system (nothing is imported); None if it names no module."""
     try:
         spec = importlib.util.find_spec(parts[0])
     except (ImportError, ValueError):
-        return False
-    for root in (spec.submodule_search_locations or []) if spec else []:
+        return None
+    if spec is None:
+        return None
+    if len(parts) == 1:
+        return Path(spec.origin) if spec.origin and Path(spec.origin).is_file() else None
+    for root in spec.submodule_search_locations or []:
         path = Path(root, *parts[1:])
-        if path.with_suffix(".py").is_file() or (path / "__init__.py").is_file() or any(
-                path.parent.glob(f"{parts[-1]}.*.so")):
-            return True
-    return False
+        for file in (path.with_suffix(".py"), path / "__init__.py", *path.parent.glob(f"{parts[-1]}.*.so")):
+            if file.is_file():
+                return file
+    return None
+
+
+def _is_module(parts: tuple[str, ...]) -> bool:
+    """Whether a dotted path names a module of an installed package or of the standard library."""
+    return _module_file(parts) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _module_imports(parts: tuple[str, ...]) -> dict[str, str]:
+    """The modules a module binds by ``import`` (the name bound, the module's path), read from its source: what
+    it re-exports as an attribute, e.g. ``torch`` in ``torch.nn.functional``."""
+    file = _module_file(parts) if parts and parts[0].isidentifier() else None
+    if file is None or file.suffix != ".py":
+        return {}
+    try:
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                root = alias.name.split(".")[0]
+                bound[alias.asname or root] = alias.name if alias.asname else root
+    return bound
+
+
+def _names_module(path: str) -> bool:
+    """Whether a resolved path is a module (`torch.nn.functional`, `sys`), not a member of one."""
+    return path in ATTRIBUTE_ONLY_MODULES or path in MODULE_NAMES or _is_module(tuple(path.split(".")))
 
 
 def _literal_value(node: ast.AST | None) -> bool:
@@ -488,6 +534,8 @@ class _Checker:
         self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
         self.literal_stores: set[int] = set()  # ids of assignment targets given a literal value
         self.build_settings: set[int] = set()  # ids of `os.environ.setdefault` called with a build setting's name
+        self.decorators: set[int] = set()  # ids of a def's or class's decorator expressions
+        self.alias_values: set[int] = set()  # ids of `F = torch.nn.functional`'s value: a module bound to a name
         self.tree: ast.Module | None = None  # the module, for what is read of it only when needed
         self._constants: set[str] | None = None
         self.warnings: list[str] = []
@@ -514,7 +562,11 @@ class _Checker:
             return "", False
         if node.id in self.aliases:
             return _canonical(".".join([self.aliases[node.id], *reversed(parts)])), True
-        return ".".join([node.id, *reversed(parts)]), False
+        dotted = ".".join([node.id, *reversed(parts)])
+        # On any object, a module's name leads to that module (a parameter bound to torch.nn.functional: `m.torch`,
+        # `m.sys`): the path starts again there, resolved, as on an import's.
+        canonical = _canonical(dotted) if parts else dotted
+        return (canonical, True) if canonical != dotted else (dotted, False)
 
     def dotted(self, node: ast.AST) -> str:
         return self.resolve(node)[0]
@@ -570,6 +622,8 @@ class _Checker:
                 self.bases.add(id(node.operand))
             elif isinstance(node, ast.BoolOp) and id(node) in self.bases:  # `if triton and x.is_cuda:`, not
                 self.bases.update(id(n) for n in node.values)  # `m = sys or x`, which is sys
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                self.decorators.update(id(decorator) for decorator in node.decorator_list)
             elif isinstance(node, ast.Assign):
                 self.bind_assignment(node)
                 if self.literal(node.value):  # a knob set to a value, not to code of the candidate's
@@ -589,10 +643,14 @@ class _Checker:
         """``T = torch.Tensor`` binds T to torch.Tensor (``T.add = f`` patches torch); ``T = type(x)`` binds T to
         a class from elsewhere (``T.add = f`` patches it)."""
         match node:
-            case ast.Assign(targets=[ast.Name(id=name)], value=ast.Attribute() as value) if name not in self.aliases:
+            case ast.Assign(targets=[ast.Name(id=name)], value=ast.Attribute() | ast.Call() as value) if (
+                    name not in self.aliases and (isinstance(value, ast.Attribute) or _dynamic_access(value))):
                 path, resolved = self.resolve(value)
                 if resolved:
                     self.aliases[name] = path
+                    if _names_module(path):  # `F = torch.nn.functional`: F is then used as an import's name is
+                        self.modules.add(name)
+                        self.alias_values.add(id(value))
             case ast.Assign(targets=[ast.Name(id=name)], value=ast.Call(func=ast.Name(id="type"), args=[_])):
                 self.aliases.setdefault(name, "type()")
 
@@ -616,8 +674,9 @@ class _Checker:
                 return f"binds {name}"
         if load and name in DYNAMIC_ACCESS and id(node) not in self.callees:
             return f"uses {name} other than by calling it"
-        if load and name in self.aliases:
-            return self.path_violation(node, self.aliases[name], True, name in self.modules)
+        if load and name in self.aliases:  # `from torch.nn import functional` binds a module too
+            path = self.aliases[name]
+            return self.path_violation(node, path, True, name in self.modules or _names_module(path))
         return None
 
     def function_violation(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
@@ -675,7 +734,11 @@ class _Checker:
         if id(node) in self.build_settings:
             return None
         path, resolved = self.resolve(node)
-        why = (path and self.path_violation(node, path, resolved)) or _refused_name(node.attr)
+        # A module reached through an attribute (`torch.nn.functional.torch`) is as much a module as an import's
+        # name: passed or stored as a value, its attributes are then read and written where no path shows it.
+        module = (resolved and isinstance(node.ctx, ast.Load) and id(node) not in self.alias_values
+                  and _names_module(path))
+        why = (path and self.path_violation(node, path, resolved, module)) or _refused_name(node.attr)
         if why:
             return why
         if isinstance(node.ctx, ast.Store | ast.Del):  # an assignment, loop target, del, setattr or delattr
@@ -708,6 +771,8 @@ class _Checker:
                 return f"{access} with a computed attribute name"
             ctx = {"setattr": ast.Store(), "delattr": ast.Del()}.get(access, ast.Load())
             spelled = ast.copy_location(ast.Attribute(value=node.args[0], attr=name, ctx=ctx), node)
+            if id(node) in self.alias_values:  # `cpp = getattr(torch.utils, "cpp_extension")` binds a module
+                self.alias_values.add(id(spelled))
             if access == "setattr" and len(node.args) > 2 and self.literal(node.args[2]):
                 self.literal_stores.add(id(spelled))
             why = self.attribute_violation(spelled)
@@ -725,7 +790,12 @@ class _Checker:
                                                                  None)
             if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) & set("wax+"):
                 self.warn(node, "writes a file")
+        if (isinstance(node.func, ast.Attribute) and node.func.attr in ARGPARSE_PARSES
+                and (len(node.args) > 1 or any(k.arg == "namespace" for k in node.keywords))):
+            return f"gives {node.func.attr} a namespace (it sets the attributes its arguments name, on any object)"
         path, resolved = self.resolve(node.func)
+        if resolved and path == "functools.wraps" and id(node) not in self.decorators:
+            return "calls functools.wraps other than as a decorator (it copies one object's namespace onto another's)"
         if resolved and path.startswith("torch.library."):
             return self.library_violation(node, path)
         if resolved and (why := self.compile_code_violation(node, path)):

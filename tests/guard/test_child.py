@@ -1212,6 +1212,58 @@ def test_a_candidate_cannot_write_where_its_incumbent_loads_kernels(tmp_path: Pa
     _assert_fails(result, "outside its own folders")
     assert not list((tmp_path / "roles" / "incumbent").glob("k")) and not list((tmp_path / "cache").rglob("k"))
 
+
+# Red team round 5: the answer computed inside the harness's input maker, before the clock. torch.randn is swapped
+# by a finalizer on the previous call's input (after that request's sampled seal check) for a one-use wrapper that
+# draws the real input, computes and stores the answer, and puts torch.randn back; run() returns what was stored.
+_WORK_IN_THE_INPUT_MAKER = """
+import weakref
+
+import torch
+
+_real = torch.randn
+_ready = {}
+
+
+def _wrapper(*args, **kwargs):
+    torch.randn = _real
+    x = _real(*args, **kwargs)
+    _ready[id(x)] = x * 2
+    return x
+
+
+def _arm():
+    torch.randn = _wrapper
+
+
+def run(x):
+    answer = _ready.pop(id(x), None)
+    weakref.finalize(x, _arm)
+    return answer if answer is not None else x * 2
+"""
+
+
+def test_a_function_the_input_maker_calls_is_checked_before_every_calls_inputs(tmp_path: Path) -> None:
+    result = _evaluate(tmp_path, _WORK_IN_THE_INPUT_MAKER)
+    _assert_fails(result, "torch.randn", "before a call's inputs were made")
+
+
+@pytest.mark.parametrize("call", ["gc.get_referents(run)", "gc.get_objects()", "sys.settrace(None)",
+                                  "sys.setprofile(None)"])
+def test_reaching_the_interpreters_objects_or_frames_fails_however_spelled(tmp_path: Path, call: str) -> None:
+    candidate = f"""
+    import gc, sys
+
+    def run(x):
+        try:
+            {call}
+        except Exception:
+            pass
+        return x * 2
+    """
+    result = _evaluate(tmp_path, candidate)
+    _assert_fails(result, call.split("(")[0], "a route to the harness's own code")
+
 def _kept_call(remote: RemoteRole, worker_end: socket.socket, in_use: list[int], kept: int,
                trimmed: int | None) -> None:
     """One call of a fake worker that leaves ``kept`` bytes more in use; told to trim, it gives ``trimmed`` back

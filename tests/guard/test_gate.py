@@ -750,7 +750,7 @@ def test_type_syntax_in_annotations_passes() -> None:
         ("import torch\nwith torch._inductor.config.patch(joint_custom_pre_pass=print):\n    pass", "computed"),
         ("import torch\nb = torch._dynamo.register_backend", "register_backend"),
         ("import torch\ntorch.save({}, '/x')", "torch.save"),
-        ("import functools\nfunctools.update_wrapper(print, len, assigned=('__annotations__',))", "__annotations__"),
+        ("import functools\nfunctools.update_wrapper(print, len, assigned=('__annotations__',))", "update_wrapper"),
     ],
 )
 def test_rejects_other_packages_and_code_generated_from_the_candidates_graphs(snippet: str, needle: str) -> None:
@@ -816,3 +816,39 @@ def test_accepts_what_honest_kernels_write(snippet: str) -> None:
 ])
 def test_annotations_still_refuse_computed_types(snippet: str) -> None:
     _rejected(snippet, "computes an annotation")
+
+
+# Red team round 5: a module reached by an attribute path (or a module's name on any object), and the standard
+# library's attribute setters, handed the harness's modules to code that wrote them where no path showed it.
+@pytest.mark.parametrize(("snippet", "needle"), [
+    ("import torch\ndef reach(m):\n    return m.sys\nS = reach(torch.nn.functional.torch)", "as a value"),
+    ("import torch\nM = [torch.nn.functional]", "torch.nn.functional as a value"),
+    ("from torch.nn import functional\nM = [functional]", "torch.nn.functional as a value"),
+    ("def reach(m):\n    return m.sys.modules", "sys.modules"),
+    ("def reach(m):\n    return m.gc", "gc"),
+    ("def plant(m, f):\n    m.os.system = f", "os.system"),
+    ("import torch\nt = torch.nn.functional.torch.load", "torch.load"),
+    ("import torch\nm = torch.nn.functional.math\nx = [m]", "as a value"),
+    ("import functools\nfunctools.update_wrapper(print, len)", "update_wrapper"),
+    ("from functools import wraps\ndef f():\n    pass\ng = wraps(f)(print)", "decorator"),
+    ("import argparse\np = argparse.ArgumentParser()\nns = p.parse_args([], namespace=print)", "namespace"),
+    ("import argparse\np = argparse.ArgumentParser()\nns = p.parse_known_args([], print)", "namespace"),
+])
+def test_rejects_modules_reached_as_values_and_setters_by_name(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+@pytest.mark.parametrize("snippet", [
+    "import torch\nF = torch.nn.functional\ny = F.relu",  # a module bound to a name, used through it
+    "import torch\ncpp = getattr(torch.utils, 'cpp_extension')",
+    "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n    return inner",
+    "import argparse\np = argparse.ArgumentParser()\nargs = p.parse_args([])",
+    "import torch\ntorch._inductor.config.triton.cudagraphs = False",  # a class named triton, not the module
+    "import numpy as np\nf = np.array\ng = np.copy",  # functions named like standard modules
+    "import torch\ny = torch.ops.aten.copy.default",
+    "import triton.language as tl\nx = tl.math.exp",
+    "class C:\n    def __init__(self):\n        self.cache = {}\n    def copy(self):\n        return self.cache.copy()",
+])
+def test_modules_bound_to_names_and_members_named_like_modules_pass(snippet: str) -> None:
+    result = check_source(snippet + RUN)
+    assert result.ok, result.reason

@@ -432,13 +432,15 @@ class HarnessSeal:
         self._settings = read_settings()
         self._plan: _SealPlan | None = None
 
-    def watch_module(self, module: ModuleType, names: Iterable[str] | None = None) -> None:
+    def watch_module(self, module: ModuleType, names: Iterable[str] | None = None, classes: bool = True) -> None:
+        """The module's functions and classes (``names`` only, if given) and, with ``classes``, the methods of the
+        classes it defines."""
         wanted = set(names) if names is not None else None
         for name, value in list(vars(module).items()):
             # Module data changes legitimately (lazy state); functions and classes must not.
             if callable(value) and (wanted is None or name in wanted):
                 self._add(_Watch(f"{module.__name__}.{name}", module, name, value, False, _code(value)))
-                if isinstance(value, type) and value.__module__ == module.__name__:
+                if classes and isinstance(value, type) and value.__module__ == module.__name__:
                     self.watch_class(value)  # the harness's own classes: their methods are harness too
 
     def watch_class(self, cls: type) -> None:

@@ -1,4 +1,5 @@
-"""What an untrusted worker's Python may open or change on disk, checked at run time whatever the spelling.
+"""What an untrusted worker's Python may open or change on disk, or look into, checked at run time whatever the
+spelling.
 
 The gate refuses such paths where they are spelled as constants; a path computed at run time (``"/pr" + "oc"``, a
 ``pathlib`` join, a symlink the module made) reaches the same file through the same call. An audit hook (PEP 578)
@@ -9,10 +10,12 @@ sees every Python-level open and file-system change, and a hook cannot be remove
   reply, the socket speaks for the harness;
 - opening another process's files under ``/proc`` (``/proc/<pid>/environ`` of the engine or its shell holds the
   API keys; a non-root user's processes may read each other's);
-- writing, creating, moving, linking or removing anything outside the child's own folders (HOME and TMPDIR, the
-  child's private directory, and the campaign's kernel caches): a module written into site-packages and imported
-  runs code the gate never read, and a ``.pth`` file there runs in every later Python process, the engine's
-  included.
+- writing, creating, moving, linking or removing anything outside the worker's own folders (its HOME and
+  TMPDIR, and its own code's folder of the campaign's kernel caches): a module written into site-packages and
+  imported runs code the gate never read, and a ``.pth`` file there runs in every later Python process, the
+  engine's included;
+- reaching the interpreter's objects or frames (``gc.get_referents``, ``sys.settrace``...): however ``gc`` or
+  ``sys`` was reached, the call itself is refused.
 
 It raises, and keeps the first refusal, so the role fails even where the module caught the error. Native code
 opens through libc, below any hook: the kernel holds it to the same folders (guard/child/landlock.py).
@@ -43,6 +46,15 @@ _CHANGES: dict[str, tuple[tuple[int, int | None], ...]] = {
     "os.link": ((0, 2), (1, 3)), "os.symlink": ((1, 2),), "os.chmod": ((0, 2),), "os.chown": ((0, 3),),
     "os.utime": ((0, 3),), "os.truncate": ((0, None),), "os.setxattr": ((0, None),), "os.removexattr": ((0, None),),
     "os.chflags": ((0, None),), "os.lchflags": ((0, None),), "os.lchmod": ((0, None),), "os.lchown": ((0, None),)}
+
+# Audit events that hand Python the interpreter's objects or frames, whatever spelling reached the function: from
+# any object to the harness's modules and their globals (a timer swapped for one call and put back), or a hook in
+# every frame, the harness's included. Neither torch nor Triton calls one while kernels run.
+REACHES_THE_HARNESS = {
+    "gc.get_objects": "Python's object graph", "gc.get_referrers": "Python's object graph",
+    "gc.get_referents": "Python's object graph", "sys.settrace": "a trace hook in every frame",
+    "sys.setprofile": "a profile hook in every frame", "sys.monitoring.register_callback": "a hook in every frame",
+}
 
 _refused: list[str] = []
 _writable: list[str] = []
@@ -77,6 +89,8 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
         if event == "os.mkdir" and paths and paths[0] is not None and os.path.isdir(paths[0]):
             return  # makedirs(..., exist_ok=True) of a folder that is there: no change (it fails with EEXIST)
         reason = next(filter(None, (_outside(path, event) for path in paths)), None)
+    elif event in REACHES_THE_HARNESS:
+        reason = f"called {event}, {REACHES_THE_HARNESS[event]}: a route to the harness's own code"
     else:
         return
     if reason is not None:

@@ -69,6 +69,10 @@ class NoEntry(Exception):
     """The module defines nothing to call."""
 
 
+class InputsTouched(Exception):
+    """What makes a call's inputs was changed since the module was imported; the message is the reason."""
+
+
 def load_module(path: str, name: str) -> ModuleType:
     """Import a file under `name`, registered in sys.modules so Triton's JIT can find its source. Any file name
     will do (a candidate need not end in .py)."""
@@ -191,6 +195,7 @@ class Worker:
         self.source = ""
         self.workloads: dict[int, Mapping[str, object]] = {}
         self.seal: correctness.HarnessSeal | None = None
+        self.inputs_seal: correctness.HarnessSeal | None = None  # untrusted roles: see _inputs_seal
         self.threads_before: set[int | None] = set()
         self.thread_count_before = 0
         self.timer: timing.Timer | None = None
@@ -281,6 +286,8 @@ class Worker:
             with contextlib.suppress(ImportError):  # the timer's records: sealed before any module can touch them
                 importlib.import_module("cupti.cupti")
         self.seal = _seal(self.reference)
+        if self.role in CANDIDATE_ROLES:
+            self.inputs_seal = _inputs_seal(self.reference)
         if self.role in CANDIDATE_ROLES:  # a method of its own shadowed for one use would escape the seal
             harness = _harness_modules()
             frozen.freeze_classes(harness)
@@ -352,7 +359,10 @@ class Worker:
         assert self.reference is not None and self.run is not None
         self.held = []
         axes = self.workloads[int(command["workload"])]
-        inputs = make_inputs(self.reference, axes, int(command["seed"]), str(command["distribution"]), self.device)
+        try:
+            inputs = self._inputs(axes, int(command["seed"]), str(command["distribution"]))
+        except InputsTouched as touched:
+            return {"failure": str(touched)}, []
         pristine = correctness.snapshot_inputs(inputs)
         outputs = self._destinations(command)
         layouts = [destinations.layout(t) for t in outputs]
@@ -396,7 +406,7 @@ class Worker:
             """A call's inputs from a seed drawn now, their snapshot (the judge asks for one where it matters, the
             candidate's calls: it costs a copy of every input) and, destination-passing, its own outputs."""
             seed = secrets.randbits(62)
-            inputs = make_inputs(self.reference, axes, seed, "normal", self.device)
+            inputs = self._inputs(axes, seed, "normal")
             outputs = self._destinations(command)
             return _Made(seed, inputs, correctness.snapshot_inputs(inputs) if check_inputs else None, outputs,
                          [destinations.layout(t) for t in outputs])
@@ -428,8 +438,8 @@ class Worker:
         block = self.timer.warm_block if command.get("warm") else self.timer.time_block
         try:
             timed = block(entry, calls, kept)
-        except threads.LeftRunning as left:
-            return {"failure": str(left), "times": [], "seeds": calls.seeds}, []
+        except (threads.LeftRunning, InputsTouched) as stopped:
+            return {"failure": str(stopped), "times": [], "seeds": calls.seeds}, []
         except BaseException as exc:
             return {"failure": self._raised(exc), "times": [], "seeds": calls.seeds}, []
         finally:
@@ -481,6 +491,19 @@ class Worker:
     def _destinations(self, command: Mapping[str, Any]) -> list[torch.Tensor]:
         """A call's fresh output tensors, for a destination-passing module (none otherwise)."""
         return destinations.allocate(command["outputs"], self.device) if self.destinations else []
+
+    def _inputs(self, axes: Mapping[str, object], seed: int, distribution: str) -> tuple[object, ...]:
+        """A call's inputs, made only while what makes them is as sealed (untrusted roles), with no collection
+        inside (a collection would run the module's finalizers there)."""
+        if self.inputs_seal is not None and (broken := self.inputs_seal.broken()):
+            raise InputsTouched(f"{broken}, found before a call's inputs were made")
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return make_inputs(self.reference, axes, seed, distribution, self.device)
+        finally:
+            if collecting:
+                gc.enable()
 
     def _raised(self, exc: BaseException, called: str = "") -> str:
         """Why a call failed: a refused open or write it made first (the module may have swallowed the refusal and
@@ -569,6 +592,19 @@ def _seal(reference: ModuleType) -> correctness.HarnessSeal:
     seal = correctness.default_seal([*harness, *([cupti] if cupti is not None else [])])
     seal.watch_class(socket.socket)
     seal.watch_module(reference, ("make_inputs",))
+    return seal
+
+
+def _inputs_seal(reference: ModuleType) -> correctness.HarnessSeal:
+    """The seal over what makes a call's inputs, checked right before each call's are made: the reference and the
+    modules it names, torch's random draws, the harness's distributions. A function there patched for one use and
+    put back as it ran would do the call's work before the clock, where the sampled seal never looks (red team
+    round 5: torch.randn armed by a finalizer on the previous call's input). Module functions only: about 80 us."""
+    seal = correctness.HarnessSeal()
+    named = [value for value in vars(reference).values() if isinstance(value, ModuleType)]
+    for module in {id(m): m for m in (reference, *named, torch, torch.random, torch.cuda, distributions)}.values():
+        seal.watch_module(module, classes=False)
+    seal.watch_class(torch.Generator)
     return seal
 
 
