@@ -841,7 +841,8 @@ def test_rejects_modules_reached_as_values_and_setters_by_name(snippet: str, nee
 @pytest.mark.parametrize("snippet", [
     "import torch\nF = torch.nn.functional\ny = F.relu",  # a module bound to a name, used through it
     "import torch\ncpp = getattr(torch.utils, 'cpp_extension')",
-    "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n    return inner",
+    "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def inner(*a):\n        return f(*a)\n"
+    "    return inner",
     "import argparse\np = argparse.ArgumentParser()\nargs = p.parse_args([])",
     "import torch\ntorch._inductor.config.triton.cudagraphs = False",  # a class named triton, not the module
     "import numpy as np\nf = np.array\ng = np.copy",  # functions named like standard modules
