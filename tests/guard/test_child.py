@@ -1061,12 +1061,17 @@ def _texts():
     while frame is not None:  # every frame up the stack: the worker's serving loop, and what forked it
         yield repr(frame.f_locals)
         frame = frame.f_back
-    for obj in gc.get_objects():  # every container the interpreter tracks
-        if isinstance(obj, dict | list | tuple):
-            try:
+    for module in list(sys.modules.values()):  # every module's globals (gc's object graph is refused)
+        try:
+            yield repr(vars(module))[:100000]
+        except Exception:
+            pass
+    try:
+        for obj in gc.get_objects():  # every container the interpreter tracks
+            if isinstance(obj, dict | list | tuple):
                 yield repr(obj)[:100000]
-            except Exception:
-                pass
+    except PermissionError:
+        pass
 
 
 def run(x):
@@ -1079,12 +1084,12 @@ def run(x):
 
 def test_the_candidates_process_holds_no_token_and_no_result_path(tmp_path: Path) -> None:
     # Without the gate (the child judges what it is given), candidate code that walks every frame and every
-    # object of its process finds neither: its worker was forked before the judge read the spec.
+    # module of its process finds neither: its worker was forked before the judge read the spec.
     log = tmp_path / "found.txt"
     secrets = ["token-" + "7f3a9c1e", "result" + ".json"]
     reversed_secrets = [secret[::-1] for secret in secrets]
     result = _evaluate(tmp_path, SNOOP.format(secrets=reversed_secrets, log=str(log)), token=secrets[0])
-    assert result["correct"] is True, result["failure"]
+    _assert_fails(result, "gc.get_objects")  # the walk of every object is refused, but the rest is done
     found = {line for line in log.read_text().splitlines()}
     assert found == {"[]"}
 
