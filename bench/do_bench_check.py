@@ -3,7 +3,10 @@ the L2 before every call) in a plain process, per GPU workload, for the kernel, 
 reference compiled afresh for the workload, and each library route of the problem's baseline.py. Written beside
 the guard's own figures (``bench/campaign_figures.py``) so the two can be compared.
 
-    python bench/do_bench_check.py PROBLEM KERNEL.py OUT.json
+    python bench/do_bench_check.py PROBLEM KERNEL.py OUT.json [--routes [ROUTE ...]]
+
+``--routes`` names the baseline routes to time (all the problem declares, by default); given with none, only the
+kernel and the reference are timed (no compilation: a check of the guard's own figures in a short GPU slot).
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ def main() -> None:
     parser.add_argument("problem")
     parser.add_argument("kernel", type=Path)
     parser.add_argument("out", type=Path)
+    parser.add_argument("--routes", nargs="*", default=None, metavar="ROUTE")
     args = parser.parse_args()
     problem = load_problem(args.problem)
     device = torch.device("cuda")
     reference = load_module(str(problem.reference_path), "check_reference")
     kernel = load_module(str(args.kernel), "check_kernel")
-    routes = problem.baseline_routes_for("cuda")
+    routes = [route for route in problem.baseline_routes_for("cuda") if args.routes is None or route in args.routes]
     library = load_module(str(problem.baseline_path), "check_baseline") if problem.baseline_path.is_file() else None
     rows = []
     for workload in problem.workloads_for("cuda"):
