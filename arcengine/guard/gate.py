@@ -186,6 +186,10 @@ KNOWN_ROOTS = STDLIB_ALLOWED | THIRD_PARTY_MODULES | {"posix", "nt", "_io"}
 # import a module named by a string computed at run time (torch._utils._import_dotted_name, trace_rules' loaders,
 # ...), which would hand candidate code gc, sys or the harness. Their private functions stay allowed (torch._scaled_mm).
 PRIVATE_CHECKED = ("torch", "numpy", "triton")
+# NVIDIA's bindings and CuPy: none of their private names at all. Their modules load by redirects (cuda.core.graph
+# lives in cuda/core/cu13/), which no reading of files follows, and a compiled private module there binds ctypes
+# (cuda.core.graph._host_callback.ct, red team round 6); honest kernels use their public API.
+PRIVATE_REFUSED = ("cuda", "nvmath", "cupy", "cupyx")
 # torch.compile's configuration and entry points; what kernels adapted from Inductor's output code import
 # (triton_helpers' libdevice and math, its hints, its heuristics' launch decorators); the has_triton checks.
 ALLOWED_PRIVATE_MODULES = {"torch._dynamo", "torch._dynamo.config", "torch._dynamo.exc", "torch._inductor",
@@ -266,7 +270,10 @@ FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__",
                              "export_memory_timeline",
                              # a Python callback on CUDA's own thread, in stream order (cuda.bindings, cupy...)
                              "cuLaunchHostFunc", "cuStreamAddCallback", "cudaLaunchHostFunc", "cudaStreamAddCallback",
-                             "launchHostFunc", "streamAddCallback", "launch_host_func", "add_callback"}
+                             "launchHostFunc", "streamAddCallback", "launch_host_func", "add_callback",
+                             # unpicklers behind allowed members: a configuration module's load_config (torch's
+                             # config modules unpickle what is not a dict), numpy's pickle loads
+                             "load_config", "read_array", "read_array_header_1_0", "read_array_header_2_0"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {
@@ -356,14 +363,15 @@ def _canonical(dotted: str) -> str:
     """The path a resolved name really is: from the last module name in it (`torch.os.path` is `os.path`)."""
     parts = dotted.split(".")
     for i in range(len(parts) - 1, 0, -1):
-        # Another module a module imported (`torch.nn.functional.torch` is torch, `random._os` is os): that module.
-        imported = _module_imports(tuple(parts[:i])).get(parts[i])
-        if imported is not None:
-            parts = [*imported.split("."), *parts[i + 1 :]]
-            break
         name = parts[i] if parts[i] in MODULE_NAMES else parts[i].lstrip("_")
         if name in MODULE_NAMES and ".".join(parts[: i + 1]) != "torch.signal":
             parts = [name, *parts[i + 1 :]]
+            break
+        # Another module a module imported (`torch.nn.functional.torch` is torch, `torch.cuda.memory._C` is
+        # torch._C): that module.
+        imported = _module_imports(tuple(parts[:i])).get(parts[i])
+        if imported is not None:
+            parts = [*imported.split("."), *parts[i + 1 :]]
             break
     parts[0] = RENAMED_MODULES.get(parts[0], parts[0])
     return ".".join(parts)
@@ -395,6 +403,8 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
     if parts[0] in STDLIB_MODULES and any(p.startswith("_") and not _dunder(p) for p in parts[1:]):
         return parts[0] != "faulthandler"  # its private members only crash the process: a fail, not a cheat
     if parts[0] in PRIVATE_CHECKED and _private_submodule(tuple(parts)):
+        return True
+    if parts[0] in PRIVATE_REFUSED and any(p.startswith("_") and not _dunder(p) for p in parts[1:]):
         return True
     if len(parts) > 2 and parts[2] not in PRIVATE_MEMBERS.get(".".join(parts[:2]), {parts[2]}):
         return True
@@ -456,12 +466,20 @@ def _module_imports(parts: tuple[str, ...]) -> dict[str, str]:
         tree = ast.parse(file.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return {}
+    package = parts if file.name == "__init__.py" else parts[:-1]  # what a relative import starts from
     bound: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 root = alias.name.split(".")[0]
                 bound[alias.asname or root] = alias.name if alias.asname else root
+        elif isinstance(node, ast.ImportFrom) and node.level <= len(package):
+            # `from torch import _C` binds a module too (`torch.cuda.memory._C` is torch._C)
+            origin = [*package[: len(package) - node.level + 1 if node.level else 0], *(node.module or "").split(".")]
+            origin = [part for part in origin if part]
+            for alias in node.names:
+                if origin and alias.name != "*" and _is_module((*origin, alias.name)):
+                    bound[alias.asname or alias.name] = ".".join([*origin, alias.name])
     return bound
 
 
@@ -698,6 +716,8 @@ class _Checker:
 
     def keyword_violation(self, node: ast.keyword) -> str | None:
         name = node.arg or ""
+        if name == "allow_pickle" and not (isinstance(node.value, ast.Constant) and node.value.value is False):
+            return "passes allow_pickle (an unpickler runs any code its bytes name)"
         why = _refused_name(name) if _dunder(name) or name in INTERCEPTION else None
         return f"{why} as a keyword" if why else None
 

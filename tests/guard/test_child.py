@@ -1253,11 +1253,19 @@ def test_a_function_the_input_maker_calls_is_checked_before_every_calls_inputs(t
     _assert_fails(result, "torch.randn", "before a call's inputs were made")
 
 
-@pytest.mark.parametrize("call", ["gc.get_referents(run)", "gc.get_objects()", "sys.settrace(None)",
-                                  "sys.setprofile(None)"])
-def test_reaching_the_interpreters_objects_or_frames_fails_however_spelled(tmp_path: Path, call: str) -> None:
+@pytest.mark.parametrize(("call", "reason"), [
+    ("gc.get_referents(run)", "a route to the harness's own code"),
+    ("gc.get_objects()", "a route to the harness's own code"),
+    ("sys.settrace(None)", "a route to the harness's own code"),
+    ("sys.setprofile(None)", "a route to the harness's own code"),
+    ("ctypes.pythonapi.PyImport_ImportModule", "Python's C API"),
+    ("pickle.loads(b'cbuiltins\\nexec\\n(Vx = 1\\ntR.')", "builtins.exec"),
+    ("pickle.loads(b'ctorch._utils\\n_import_dotted_name\\n(Vgc\\ntR.')", "_import_dotted_name"),
+])
+def test_reaching_the_interpreters_objects_or_frames_fails_however_spelled(tmp_path: Path, call: str,
+                                                                          reason: str) -> None:
     candidate = f"""
-    import gc, sys
+    import ctypes, gc, pickle, sys
 
     def run(x):
         try:
@@ -1267,7 +1275,66 @@ def test_reaching_the_interpreters_objects_or_frames_fails_however_spelled(tmp_p
         return x * 2
     """
     result = _evaluate(tmp_path, candidate)
-    _assert_fails(result, call.split("(")[0], "a route to the harness's own code")
+    _assert_fails(result, reason)
+
+
+def test_an_unpickler_of_plain_data_still_runs(tmp_path: Path) -> None:
+    candidate = """
+    import pickle
+
+    SCALE = pickle.loads(pickle.dumps({"scale": 2.0}))["scale"]
+
+    def run(x):
+        return x * SCALE
+    """
+    result = _evaluate(tmp_path, candidate)
+    assert result["correct"] is True, result["failure"]
+
+
+# Red team round 6: torch.Tensor's class is frozen, but each tensor has a dictionary of its own, where a method set
+# shadows the class's wherever the harness calls it on that tensor: after the clock.
+_SHADOWED_DETACH = """
+import torch
+
+def run(x):
+    out = torch.empty_like(x)
+
+    def detach():
+        del out.detach
+        torch.mul(x, 2, out=out)
+        return out.detach()
+
+    out.detach = detach
+    return out
+"""
+
+
+@pytest.mark.parametrize("where", ["output", "input"])
+def test_a_method_set_on_one_tensor_fails_before_the_harness_calls_it(tmp_path: Path, where: str) -> None:
+    candidate = _SHADOWED_DETACH if where == "output" else """
+    import torch
+
+    def run(x):
+        x.clone = lambda: x
+        return x * 2
+    """
+    result = _evaluate(tmp_path, candidate)
+    _assert_fails(result, where, "set on the tensor itself")
+
+
+def test_a_candidate_may_turn_its_own_precision_towards_exact(tmp_path: Path) -> None:
+    candidate = """
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+
+    def run(x):
+        return x * 2
+    """
+    result = _evaluate(tmp_path, candidate)
+    assert result["correct"] is True, result["failure"]
 
 def _kept_call(remote: RemoteRole, worker_end: socket.socket, in_use: list[int], kept: int,
                trimmed: int | None) -> None:

@@ -833,6 +833,14 @@ def test_annotations_still_refuse_computed_types(snippet: str) -> None:
     ("from functools import wraps\ndef f():\n    pass\ng = wraps(f)(print)", "decorator"),
     ("import argparse\np = argparse.ArgumentParser()\nns = p.parse_args([], namespace=print)", "namespace"),
     ("import argparse\np = argparse.ArgumentParser()\nns = p.parse_known_args([], print)", "namespace"),
+    # round 6: unpicklers behind allowed members, modules bound by a from-import or inside a compiled binding
+    ("import torch\ntorch._dynamo.config.load_config(b'x')", "load_config"),
+    ("import numpy\nimport io\nnumpy.lib.format.read_array(io.BytesIO(b''), allow_pickle=True)", "read_array"),
+    ("import numpy\nx = numpy.lib.npyio.load('f.npy', allow_pickle=True)", "allow_pickle"),
+    ("import torch\nC = torch.cuda.memory._C", "torch._C"),
+    ("import torch\nf = torch.nn.functional._VF", "torch._VF"),
+    ("import cuda.core.graph\nct = cuda.core.graph._host_callback.ct", "_host_callback"),
+    ("from nvmath.bindings import _internal", "_internal"),
 ])
 def test_rejects_modules_reached_as_values_and_setters_by_name(snippet: str, needle: str) -> None:
     _rejected(snippet, needle)

@@ -116,6 +116,10 @@ SEQUENCES = frozenset({tuple, list, *(kind for kind in vars(torch.return_types).
 SCALARS = frozenset({type(None), bool, int, float, str})
 
 
+# Every name torch.Tensor's class answers to: none may be set on one tensor (see shadowed).
+TENSOR_MEMBERS = frozenset(dir(torch.Tensor))
+
+
 def is_sequence(value: object) -> bool:
     return type(value) in SEQUENCES
 
@@ -125,10 +129,25 @@ def returned_failure(out: object) -> str | None:
     items = list(out) if is_sequence(out) else [out]  # exact built-in types: no module code runs here
     for i, item in enumerate(items):
         kind = type(item)
+        where = f"output {i}" if is_sequence(out) else "output"
         if kind is not torch.Tensor and kind not in SCALARS:
-            where = f"output {i}" if is_sequence(out) else "output"
             return f"{where} is {kind.__module__}.{kind.__qualname__}, not exactly torch.Tensor (or a tuple of them)"
+        if kind is torch.Tensor and (name := shadowed(item)):  # type: ignore[arg-type]
+            return f"{where} {name}"
     return None
+
+
+def shadowed(t: torch.Tensor) -> str | None:
+    """What a tensor carries that would run in the harness, if anything: torch.Tensor's class is frozen, but each
+    tensor has a dictionary of its own, and a method set there (``out.detach = f``) shadows the class's wherever
+    the harness calls it on that tensor: after the clock, on an output (red team round 6: an empty output whose
+    detach computed the answer, PASS at 2.1x for a kernel worth 0.04x), or on an input it checks."""
+    own = vars(t)
+    if type(own) is not dict:
+        return "has a __dict__ that is no plain dict"
+    names = TENSOR_MEMBERS.intersection(dict.keys(own))
+    return f"has torch.Tensor.{min(names)} set on the tensor itself (it would run where the harness calls it)" \
+        if names else None
 
 
 def _structure_failure(out: object, refs: tuple[object, ...], single: bool) -> str | None:
@@ -382,6 +401,8 @@ def verify_inputs(inputs: Sequence[object], snapshot: Sequence[object]) -> str |
     """The reason if any input differs from its snapshot (values bitwise, shape, dtype, device)."""
     for i, (now, before) in enumerate(zip(inputs, snapshot, strict=True)):
         if isinstance(before, torch.Tensor):
+            if type(now) is torch.Tensor and (name := shadowed(now)):
+                return f"input {i} {name}"
             if not isinstance(now, torch.Tensor) or not bitwise_equal(now, before):
                 return f"candidate modified input {i}"
         elif now is not before and not _equal(now, before):
@@ -469,7 +490,7 @@ class HarnessSeal:
             self._plan = _SealPlan(self._watches)  # names moved without changing what they resolve to
         now = read_settings()
         for key, before in self._settings.items():
-            if now.get(key) != before:
+            if now.get(key) != before and now.get(key) != EXACT_SETTINGS.get(key, before):
                 return f"candidate changed torch setting {key} from {before!r} to {now.get(key)!r}"
         return None
 
@@ -557,6 +578,15 @@ def _current(watch: _Watch) -> object:
                 return namespace[watch.name]
         return _MISSING
     return vars(watch.owner).get(watch.name, _MISSING)  # type: ignore[arg-type]
+
+
+# Each precision setting's exact value: a candidate may move its own process there (TF32 off for its own float32
+# matmuls, as the gate allows), never away from it.
+EXACT_SETTINGS: dict[str, object] = {
+    "float32_matmul_precision": "highest", "cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": False,
+    "cuda.matmul.allow_fp16_reduced_precision_reduction": False,
+    "cuda.matmul.allow_bf16_reduced_precision_reduction": False,
+}
 
 
 def read_settings() -> dict[str, object]:

@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 
 import torch
 
+from arcengine.guard.child import correctness
+
 
 class Layout(NamedTuple):
     """Where an output lives and how it is laid out, before the call: the call may change values only."""
@@ -81,6 +83,8 @@ def written(returned: object, outputs: Sequence[torch.Tensor], before: Sequence[
         return None, (f"returned {type(returned).__name__} instead of None: a destination-passing candidate writes "
                       f"its results into the {len(outputs)} output tensor(s) passed after its inputs")
     for i, (t, was) in enumerate(zip(outputs, before, strict=True)):
+        if type(t) is torch.Tensor and (name := correctness.shadowed(t)):
+            return None, f"output {i} {name}"
         if type(t) is not torch.Tensor or layout(t) != was:
             return None, (f"output {i} was moved to other storage or reshaped (set_, resize_, as_strided_) "
                           "instead of written into")

@@ -14,8 +14,9 @@ sees every Python-level open and file-system change, and a hook cannot be remove
   TMPDIR, and its own code's folder of the campaign's kernel caches): a module written into site-packages and
   imported runs code the gate never read, and a ``.pth`` file there runs in every later Python process, the
   engine's included;
-- reaching the interpreter's objects or frames (``gc.get_referents``, ``sys.settrace``...): however ``gc`` or
-  ``sys`` was reached, the call itself is refused.
+- reaching the interpreter's objects or frames (``gc.get_referents``, ``sys.settrace``...), Python's C API
+  through ctypes (a ``Py*`` symbol), or an unpickler's reference to a runner of code or to the harness: however
+  the function was reached, the call itself is refused.
 
 It raises, and keeps the first refusal, so the role fails even where the module caught the error. Native code
 opens through libc, below any hook: the kernel holds it to the same folders (guard/child/landlock.py).
@@ -56,6 +57,17 @@ REACHES_THE_HARNESS = {
     "sys.setprofile": "a profile hook in every frame", "sys.monitoring.register_callback": "a hook in every frame",
 }
 
+# What an unpickler may not name, whoever unpickles (torch.compile's caches unpickle their own entries, so the
+# unpickler itself stays): runners of code and strings, the interpreter's and the process's modules, importers by
+# name, and the harness. Bytes a candidate wrote and had unpickled (a configuration module's load_config, numpy's
+# allow_pickle) would otherwise run anything.
+UNPICKLED_BUILTINS = {"eval", "exec", "compile", "__import__", "open", "breakpoint", "input", "globals", "locals",
+                      "vars", "setattr", "delattr"}
+UNPICKLED_MODULES = ("os", "posix", "nt", "sys", "subprocess", "importlib", "ctypes", "_ctypes", "gc", "runpy",
+                     "code", "codeop", "marshal", "pickle", "_pickle", "socket", "signal", "threading", "_thread",
+                     "inspect", "shutil", "pty", "multiprocessing", "arcengine")
+UNPICKLED_MEMBERS = {("torch._utils", "_import_dotted_name"), ("torch", "load"), ("torch.serialization", "load")}
+
 _refused: list[str] = []
 _writable: list[str] = []
 
@@ -91,11 +103,22 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
         reason = next(filter(None, (_outside(path, event) for path in paths)), None)
     elif event in REACHES_THE_HARNESS:
         reason = f"called {event}, {REACHES_THE_HARNESS[event]}: a route to the harness's own code"
+    elif event == "pickle.find_class" and len(args) > 1:
+        reason = _refused_global(str(args[0]), str(args[1]))
+    elif event == "ctypes.dlsym" and len(args) > 1 and isinstance(args[1], str) and args[1].startswith(("Py", "_Py")):
+        reason = f"looked up {args[1]} through ctypes: Python's C API reaches the harness's own objects"
     else:
         return
     if reason is not None:
         _refused.append(reason)
         raise PermissionError(reason)
+
+
+def _refused_global(module: str, name: str) -> str | None:
+    """Why an unpickler may not name ``module.name``, if it may not."""
+    refused = ((module == "builtins" and name in UNPICKLED_BUILTINS) or (module, name) in UNPICKLED_MEMBERS
+               or any(module == root or module.startswith(root + ".") for root in UNPICKLED_MODULES))
+    return f"unpickled a reference to {module}.{name}: an unpickler that names it runs any code" if refused else None
 
 
 def _refused_open(target: object, mode: object = None, flags: object = 0) -> str | None:
