@@ -273,7 +273,9 @@ FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__",
                              "launchHostFunc", "streamAddCallback", "launch_host_func", "add_callback",
                              # unpicklers behind allowed members: a configuration module's load_config (torch's
                              # config modules unpickle what is not a dict), numpy's pickle loads
-                             "load_config", "read_array", "read_array_header_1_0", "read_array_header_2_0"}
+                             "load_config", "read_array", "read_array_header_1_0", "read_array_header_2_0",
+                             # hands back a module (torch.cuda) as a value, its attributes then written freely
+                             "get_device_module"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {
