@@ -286,9 +286,8 @@ class Worker:
             with contextlib.suppress(ImportError):  # the timer's records: sealed before any module can touch them
                 importlib.import_module("cupti.cupti")
         self.seal = _seal(self.reference)
-        if self.role in CANDIDATE_ROLES:
-            self.inputs_seal = _inputs_seal(self.reference)
         if self.role in CANDIDATE_ROLES:  # a method of its own shadowed for one use would escape the seal
+            self.inputs_seal = _inputs_seal(self.reference)
             harness = _harness_modules()
             frozen.freeze_classes(harness)
             frozen.seal_modules(harness)
@@ -599,7 +598,7 @@ def _inputs_seal(reference: ModuleType) -> correctness.HarnessSeal:
     """The seal over what makes a call's inputs, checked right before each call's are made: the reference and the
     modules it names, torch's random draws, the harness's distributions. A function there patched for one use and
     put back as it ran would do the call's work before the clock, where the sampled seal never looks (red team
-    round 5: torch.randn armed by a finalizer on the previous call's input). Module functions only: about 80 us."""
+    round 5: torch.randn armed by a finalizer on the previous call's input). Module functions only: 60 to 80 us."""
     seal = correctness.HarnessSeal()
     named = [value for value in vars(reference).values() if isinstance(value, ModuleType)]
     for module in {id(m): m for m in (reference, *named, torch, torch.random, torch.cuda, distributions)}.values():
