@@ -861,3 +861,16 @@ def test_rejects_modules_reached_as_values_and_setters_by_name(snippet: str, nee
 def test_modules_bound_to_names_and_members_named_like_modules_pass(snippet: str) -> None:
     result = check_source(snippet + RUN)
     assert result.ok, result.reason
+
+
+HONEST = Path(__file__).resolve().parents[1] / "fixtures" / "honest"
+
+
+@pytest.mark.parametrize("path", sorted(HONEST.glob("*.py")), ids=lambda path: path.stem)
+def test_honest_kernels_in_the_styles_people_write_pass(path: Path) -> None:
+    # Written by the twelfth session's second red team as a user would write them (Triton tutorials and autotune,
+    # torch.compile's modes and knobs, KernelBench's ModelNew with load_inline, Inductor-style output, NVRTC,
+    # nvmath, CuPy, custom ops, CUDA graphs): every rule added to the gate must leave them passing.
+    source = path.read_text(encoding="utf-8")
+    result = check_source(source, "ModelNew" if "class ModelNew" in source else "run")
+    assert result.ok, result.reason
