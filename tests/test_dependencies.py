@@ -13,7 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("arcengine", "tui", "problems", "skills", "bench", "tests")
 # Candidate files written to be judged (forbidden modules on purpose), not code that runs as arcengine.
-SKIPPED = (ROOT / "tests" / "adversarial",)
+# Candidates' files, read by the gate, never imported by the project (einops, CuPy: what a user's kernel may use).
+SKIPPED = (ROOT / "tests" / "adversarial", ROOT / "tests" / "fixtures" / "honest")
 OWN = {"arcengine", "arcengine_tui", "arcengine_problems", "arcengine_skills", "tests", "tui"}
 # Imported where present, never needed: the guard's worker quiets the progress bars torch.compile brings.
 OPTIONAL = {"tqdm"}
