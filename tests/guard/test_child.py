@@ -1195,26 +1195,33 @@ def test_each_untrusted_worker_has_its_own_home_and_its_own_sources_folder_of_th
         assert seen["ARCENGINE_NATIVE_CACHE"] == str(tmp_path / "cache" / "native" / _digest(source))
 
 
-@pytest.mark.parametrize("target", ["incumbent's cache", "shared cache", "incumbent's home"])
-def test_a_candidate_cannot_write_where_its_incumbent_loads_kernels(tmp_path: Path, target: str) -> None:
+def test_a_candidate_cannot_write_where_its_incumbent_loads_kernels(tmp_path: Path) -> None:
     # Triton's launcher is a shared object, found by a hash a candidate can compute: planted in the incumbent's
     # folder it would run there, and time the incumbent as slowly as it likes (a KEEP it did not earn).
     incumbent = "def run(x):\n    return x + x\n"
-    paths = {"incumbent's cache": f"os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/{_digest(incumbent)}/k'",
-             "shared cache": "os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/k'",
-             "incumbent's home": "os.path.dirname(os.environ['HOME']) + '/incumbent/k'"}
+    targets = [f"os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/{_digest(incumbent)}/k'",  # its cache
+               "os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/k'",  # the shared cache's root
+               "os.path.dirname(os.environ['HOME']) + '/incumbent/k'"]  # its home
     candidate = f"""
     import os
 
+    def _plant(path):
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as planted:
+                planted.write("launcher")
+        except PermissionError:
+            return "refused"
+        return "planted"
+
     def run(x):
-        path = {paths[target]}
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as planted:
-            planted.write("launcher")
+        with open(os.path.join(os.environ["HOME"], "planted.txt"), "w") as log:
+            log.write(" ".join(_plant(path) for path in [{", ".join(targets)}]))
         return x * 2
     """
     result = _evaluate(tmp_path, candidate, incumbent=incumbent, env=_folders_env(tmp_path))
     _assert_fails(result, "outside its own folders")
+    assert (tmp_path / "roles" / "candidate" / "planted.txt").read_text() == "refused refused refused"
     assert not list((tmp_path / "roles" / "incumbent").glob("k")) and not list((tmp_path / "cache").rglob("k"))
 
 
@@ -1253,29 +1260,40 @@ def test_a_function_the_input_maker_calls_is_checked_before_every_calls_inputs(t
     _assert_fails(result, "torch.randn", "before a call's inputs were made")
 
 
-@pytest.mark.parametrize(("call", "reason"), [
-    ("gc.get_referents(run)", "a route to the harness's own code"),
-    ("gc.get_objects()", "a route to the harness's own code"),
-    ("sys.settrace(None)", "a route to the harness's own code"),
-    ("sys.setprofile(None)", "a route to the harness's own code"),
-    ("ctypes.pythonapi.PyImport_ImportModule", "Python's C API"),
-    ("pickle.loads(b'cbuiltins\\nexec\\n(Vx = 1\\ntR.')", "builtins.exec"),
-    ("pickle.loads(b'ctorch._utils\\n_import_dotted_name\\n(Vgc\\ntR.')", "_import_dotted_name"),
-])
-def test_reaching_the_interpreters_objects_or_frames_fails_however_spelled(tmp_path: Path, call: str,
-                                                                          reason: str) -> None:
-    candidate = f"""
-    import ctypes, gc, pickle, sys
+# Each route is tried in one call, its refusal caught, so one child shows them all; the first fails the role.
+_INTERPRETER_ROUTES = {
+    "gc.get_referents": "gc.get_referents(run)", "gc.get_objects": "gc.get_objects()",
+    "sys.settrace": "sys.settrace(None)", "sys.setprofile": "sys.setprofile(None)",
+    "PyImport_ImportModule": "ctypes.pythonapi.PyImport_ImportModule",
+    "builtins.exec": "pickle.loads(b'cbuiltins\\nexec\\n(Vx = 1\\ntR.')",
+    "_import_dotted_name": "pickle.loads(b'ctorch._utils\\n_import_dotted_name\\n(Vgc\\ntR.')",
+}
 
-    def run(x):
-        try:
-            {call}
-        except Exception:
-            pass
-        return x * 2
-    """
+
+def test_reaching_the_interpreters_objects_or_frames_fails_however_spelled(tmp_path: Path) -> None:
+    log = tmp_path / "refused.txt"
+    tries = "\n".join(f"    refused.append(_refused(lambda: {call}))" for call in _INTERPRETER_ROUTES.values())
+    candidate = f"""
+import ctypes, gc, pickle, sys
+
+def _refused(route):
+    try:
+        route()
+    except PermissionError as refusal:
+        return str(refusal)
+    return "allowed"
+
+def run(x):
+    refused = []
+{tries}
+    with open({str(log)!r}, "w") as out:
+        out.write("\\n".join(refused))
+    return x * 2
+"""
     result = _evaluate(tmp_path, candidate)
-    _assert_fails(result, reason)
+    _assert_fails(result, "gc.get_referents", "a route to the harness's own code")
+    for (name, _), refusal in zip(_INTERPRETER_ROUTES.items(), log.read_text().splitlines(), strict=True):
+        assert name in refusal, (name, refusal)
 
 
 def test_an_unpickler_of_plain_data_still_runs(tmp_path: Path) -> None:
