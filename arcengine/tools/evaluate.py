@@ -97,6 +97,9 @@ async def evaluate_files(problem: Problem, candidates: list[Path] | Callable[[st
     return decided, guard.device
 
 
+HOST_KEY = "candidate_host_median_us"  # in a workload's harness record: the candidate's host side per call
+
+
 class EvalWorkload(BaseModel):
     """One workload of ``eval --json``."""
 
@@ -154,11 +157,27 @@ def eval_report(decided: CandidateDecided) -> EvalReport:
         speedup_over_baseline=decided.speedup_over_baseline,
         held_out_speedup_over_baseline=decided.held_out_speedup_over_baseline,
         speedup_over_routes=over_routes(decided), baseline=baseline_note(decided), suspicious=decided.suspicious,
-        confirmed=decided.confirmed, warnings=list(decided.warnings),
+        confirmed=decided.confirmed, warnings=[*decided.warnings, *filter(None, [host_bound_note(decided)])],
         workloads=[EvalWorkload(**{name: getattr(w, name) for name in fields}, speedup_over_routes=route_gains(w))
                    for w in decided.workloads],
         device=decided.device, guard_seconds=decided.guard_seconds, guard_phases=decided.guard_phases,
     )
+
+
+def host_bound_note(decided: CandidateDecided) -> str | None:
+    """Where the candidate's host side per call outlasts its GPU time: the guard times the GPU (the head start
+    hides the host, as a CUDA graph or a host running ahead would), so an eager loop of such calls runs slower
+    than its figure says. None where no visible workload is host-bound, or the host was not measured (CPU)."""
+    bound = [(w, host) for w in decided.workloads
+             if not w.held_out and w.time_us and (host := w.harness.get(HOST_KEY, 0.0)) > w.time_us]
+    if not bound:
+        return None
+    w, host = max(bound, key=lambda pair: pair[1] / (pair[0].time_us or 1.0))
+    shape = ", ".join(f"{name}={value}" for name, value in w.axes.items())
+    visible = sum(1 for w in decided.workloads if not w.held_out)
+    return (f"host-bound on {len(bound)}/{visible} workloads ({shape}: {host:.1f} us of host per call against "
+            f"{w.time_us:.1f} us on the GPU): the figures are GPU time, as under a CUDA graph; an eager loop of "
+            "these calls runs at the host's pace")
 
 
 def route_gains(w: WorkloadResult) -> dict[str, float]:

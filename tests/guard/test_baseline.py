@@ -344,3 +344,24 @@ async def test_a_campaign_reports_the_gain_over_the_baseline_and_can_target_it(t
                                target_against="baseline", baseline="every", out=tmp_path / "targeted")
     stopped = await Campaign(targeted, provider=ScriptedProvider([fast], cycle=True)).run()
     assert stopped.stop_reason == "target speedup 1e-06x over the baseline reached"
+
+
+def test_a_candidate_whose_host_outlasts_its_gpu_time_is_named_host_bound() -> None:
+    """The guard times the GPU (the head start hides the host side); eval warns where the candidate's host side per
+    call outlasts that time, as a vendor library called through Python does on small shapes: an eager loop of
+    such calls runs at the host's pace. A GPU-bound candidate gets no warning, nor a CPU one (no host figure)."""
+    from arcengine.domain.events import CandidateDecided, WorkloadResult
+    from arcengine.tools.evaluate import HOST_KEY, eval_report
+
+    def decided(host_us: dict[int, float]) -> CandidateDecided:
+        workloads = [WorkloadResult(index=i, axes={"T": t}, held_out=False, correct=True, time_us=20.0,
+                                    ref_time_us=100.0, speedup=5.0, harness={HOST_KEY: host_us[i]} if i in host_us
+                                    else {}) for i, t in enumerate((1, 4096))]
+        return CandidateDecided(candidate_id="c", agent_id="eval", decision="KEEP", reason="", correct=True,
+                                speedup=5.0, workloads=workloads, warnings=["gate's own"])
+
+    bound = eval_report(decided({0: 48.0, 1: 5.0})).warnings
+    assert bound[0] == "gate's own" and len(bound) == 2
+    assert bound[1].startswith("host-bound on 1/2 workloads (T=1: 48.0 us of host per call against 20.0 us")
+    assert eval_report(decided({0: 5.0, 1: 5.0})).warnings == ["gate's own"]
+    assert eval_report(decided({})).warnings == ["gate's own"]

@@ -347,13 +347,17 @@ def test_the_head_start_follows_the_typical_enqueue_not_a_stray_one() -> None:
     # the head start is twice the median; the stray call itself is starved (its GPU waits, and it pays).
     timer = object.__new__(timing.CuptiTimer)
     timer.head_start_us, timer.starved_calls, timer.max_enqueue_us = timing.HEAD_START_US, 0, 0.0
-    timer._enqueues = deque(maxlen=timing.ENQUEUE_WINDOW)
+    timer._enqueues, timer._host_us = deque(maxlen=timing.ENQUEUE_WINDOW), []
+    timer._reset_persisting_l2, timer.cycles_per_us = None, 2000.0
     for enqueue_us in [80.0] * 15 + [3000.0]:
         timer._adapt(enqueue_us)
     assert timer.head_start_us == 160.0 and timer.starved_calls == 1 and timer.max_enqueue_us == 3000.0
+    # The host side the head start hid is reported, per batch of calls (a workload's), for the eager-loop warning.
+    assert timing._CudaTimerBase.diagnostics(timer)["host_median_us"] == 80.0
     for _ in range(timing.ENQUEUE_WINDOW):  # a host that is steadily slower moves it
         timer._adapt(400.0)
     assert timer.head_start_us == 800.0
+    assert timing._CudaTimerBase.diagnostics(timer)["host_median_us"] == 400.0
 
 
 def test_time_interleaved_stops_at_the_first_wrong_timed_output() -> None:

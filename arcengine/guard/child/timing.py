@@ -207,6 +207,7 @@ class _CudaTimerBase:
         self.starved_calls = 0  # calls whose host side outlasted the head start (their GPU waited)
         self.max_enqueue_us = 0.0
         self._enqueues: deque[float] = deque(maxlen=ENQUEUE_WINDOW)
+        self._host_us: list[float] = []  # every timed call's host side since the last diagnostics
 
     def _sleep_rate(self) -> float:
         """GPU clock cycles per microsecond of `torch.cuda._sleep`, measured (at least 1000: 1 GHz)."""
@@ -261,6 +262,7 @@ class _CudaTimerBase:
             self.starved_calls += 1
         self.max_enqueue_us = max(self.max_enqueue_us, enqueue_us)
         self._enqueues.append(enqueue_us)
+        self._host_us.append(enqueue_us)
         self._follow_host()
 
     def _follow_host(self) -> None:
@@ -268,8 +270,13 @@ class _CudaTimerBase:
         self.head_start_us = min(MAX_HEAD_START_US, max(HEAD_START_US, 2 * typical))
 
     def diagnostics(self) -> dict[str, float]:
-        """How the harness itself behaved, for the record: a reader can tell a noisy host from a noisy kernel."""
+        """How the harness itself behaved, for the record: a reader can tell a noisy host from a noisy kernel.
+        ``host_median_us``: the median host side of the calls timed since last asked, which the head start keeps
+        out of their times (the GPU's, as under a CUDA graph); where it outlasts them, an eager loop of the calls
+        runs at the host's pace, and the report says so."""
+        host, self._host_us = self._host_us, []
         return {"head_start_us": self.head_start_us, "starved_calls": self.starved_calls,
+                "host_median_us": statistics.median(host) if host else 0.0,
                 "persisting_l2_reset": float(self._reset_persisting_l2 is not None),
                 "max_enqueue_us": self.max_enqueue_us, "sleep_cycles_per_us": self.cycles_per_us}
 
@@ -505,6 +512,7 @@ class CuptiTimer(_CudaTimerBase):
         probe = self.time_block(lambda: None, [()])[0]
         if probe.stray is not None:
             raise RuntimeError(f"CUPTI's records do not show the harness's markers: {probe.stray}")
+        self._host_us.clear()  # the probe is no call's
 
     def time(self, fn: Fn, args: Sequence[object]) -> Timed:
         return self.time_block(fn, [args])[0]
