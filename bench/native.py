@@ -33,6 +33,8 @@ KERNELBENCH = ROOT / "tests" / "fixtures" / "kernelbench"
 KERNELBENCH_EXAMPLES = {"cuda": ["model_new_add_cuda.py"], "cpu": ["model_new_add_cpp.py"]}
 NATIVE_SEEDS = [("rmsnorm", "seed_nvrtc.py"), ("gemm_residual", "seed_cublaslt.py")]  # CUDA C++: GPU only
 PARTS = ("catalogue", "kernelbench", "cache", "seeds")
+# What each eval keeps: its verdict and what it cost the guard (in total and per phase: load, compile, timing, ...).
+EVAL_FIELDS = ("verdict", "reason", "speedup", "guard_seconds", "guard_phases")
 
 
 def native_entries(device: str) -> list[str]:
@@ -63,7 +65,7 @@ def kernelbench(device: str) -> dict[str, Any]:
     judged = {}
     for example in KERNELBENCH_EXAMPLES[device]:
         verdict = guard_eval(str(KERNELBENCH / "1_Add.py"), str(KERNELBENCH / example), device)
-        judged[example] = {key: verdict.get(key) for key in ("verdict", "reason", "speedup", "seconds", "warnings")}
+        judged[example] = {key: verdict.get(key) for key in (*EVAL_FIELDS, "warnings")}
     return {"examples": judged, "passed": sum(v["verdict"] == "pass" for v in judged.values())}
 
 
@@ -91,8 +93,7 @@ def seeds(device: str) -> dict[str, Any]:
     judged = {}
     for problem, seed in NATIVE_SEEDS if device == "cuda" else []:
         verdict = guard_eval(problem, str(ROOT / "problems" / problem / seed), device)
-        judged[f"{problem}/{seed}"] = {key: verdict.get(key) for key in
-                                       ("verdict", "reason", "speedup", "speedup_over_baseline", "seconds")}
+        judged[f"{problem}/{seed}"] = {key: verdict.get(key) for key in (*EVAL_FIELDS, "speedup_over_baseline")}
     return judged
 
 
