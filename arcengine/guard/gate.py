@@ -241,7 +241,8 @@ ENVIRON_READS = {"get", "keys", "items", "values", "copy"}
 # ...but for the build settings of the candidate's own C++/CUDA, set by name (`os.environ["TORCH_CUDA_ARCH_LIST"] =
 # "9.0a"`, how Hopper kernels ask for wgmma): torch.utils.cpp_extension reads them, no program path among them, and
 # the native build cache keys on the architecture list.
-BUILD_ENVIRONMENT = {"TORCH_CUDA_ARCH_LIST", "MAX_JOBS"}
+BUILD_ENVIRONMENT = {"TORCH_CUDA_ARCH_LIST": re.compile(r"[0-9][0-9.]*[af]?(\+PTX)?([ ;][0-9][0-9.]*[af]?(\+PTX)?)*"),
+                     "MAX_JOBS": re.compile(r"[0-9]+")}
 # Modules that may only be used through their attributes, however they are reached (besides any bound by import).
 ATTRIBUTE_ONLY_MODULES = {"sys", "os", "io", "gc", "torch.library", "os.environ"}
 # torch.library: what defines a new operator, what registers for one (the candidate's own only), what is free.
@@ -331,6 +332,22 @@ STRICT_SETTINGS = {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudn
                    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"}
 SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.",
                       "torch.compiler.config.", "triton.knobs.autotuning.")
+# The settings that take a string, each with the strings it may take: names of torch's own choices, never text
+# that could become a flag, a path or a program (Inductor passes settings such as cpp.march and
+# cpp.enable_floating_point_contract_flag to the C++ compiler's command line). Keys are relative to their namespace.
+STRING_SETTINGS = {
+    "max_autotune_gemm_backends": re.compile(r"[A-Z]+(,[A-Z]+)*"),
+    "max_autotune_conv_backends": re.compile(r"[A-Z]+(,[A-Z]+)*"),
+    "max_autotune_gemm_search_space": re.compile(r"DEFAULT|EXHAUSTIVE"),
+    "max_autotune_flex_search_space": re.compile(r"DEFAULT|EXHAUSTIVE"),
+    "triton.descriptive_names": re.compile(r"original_aten|torch|inductor_node"),
+    "cpp.descriptive_names": re.compile(r"original_aten|torch|inductor_node"),
+    "memory_pool": re.compile(r"none|intermediates|outputs|combined"),
+    "mixed_mm_choice": re.compile(r"default|triton|aten|heuristic"),
+    "cpu_backend": re.compile(r"cpp|triton|halide"),
+    "cuda_backend": re.compile(r"triton|halide"),
+    "cache_key_tag": re.compile(r"[\w.-]*"),  # torch.compiler.config's: a name in cache keys, never a command
+}
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
 NATIVE_MODULE = "torch.utils.cpp_extension"
@@ -386,6 +403,11 @@ def _a_setting(path: str) -> bool:
     return path in SETTINGS or any(path.startswith(prefix) for prefix in SETTING_NAMESPACES)
 
 
+def _setting_key(path: str) -> str:
+    """A setting's key within its namespace (``torch._inductor.config.cpp.march`` -> ``cpp.march``)."""
+    return next((path.removeprefix(prefix) for prefix in SETTING_NAMESPACES if path.startswith(prefix)), path)
+
+
 def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
     """Whether a path resolved from an import is refused: it, or a path above it, is forbidden; it is a private
     member of a standard-library module, a member of sys, os or io outside their allowlists, or of torch.library
@@ -419,9 +441,16 @@ def _forbidden_dotted(dotted: str, resolved: bool = True) -> bool:
 
 
 def _build_setting(call: ast.Call) -> bool:
-    """``setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")``: a build setting named by a constant, with one value."""
+    """``setdefault("TORCH_CUDA_ARCH_LIST", "9.0a")``: a build setting named by a constant, with a constant value
+    of its own form (architectures, a number of jobs: nothing that could become a flag)."""
     return (len(call.args) == 2 and not call.keywords and isinstance(call.args[0], ast.Constant)
-            and call.args[0].value in BUILD_ENVIRONMENT)
+            and _build_value(call.args[0].value, call.args[1]))
+
+
+def _build_value(name: object, value: ast.expr | None) -> bool:
+    """Whether ``value`` is a constant of the form BUILD_ENVIRONMENT gives the build setting ``name``."""
+    return (name in BUILD_ENVIRONMENT and isinstance(value, ast.Constant) and isinstance(value.value, str)
+            and BUILD_ENVIRONMENT[str(name)].fullmatch(value.value) is not None)
 
 
 def _private_submodule(parts: tuple[str, ...]) -> bool:
@@ -499,22 +528,26 @@ def _literal_value(node: ast.AST | None) -> bool:
     return True
 
 
-def _module_constants(tree: ast.Module) -> set[str]:
-    """Names bound only by top-level assignments of literals (``BLOCK = 128``), nowhere else in any way."""
-    literal_targets = {id(target) for statement in tree.body if isinstance(statement, ast.Assign)
+def _module_constants(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """Names bound only by top-level assignments of literals (``BLOCK = 128``), nowhere else in any way, each with
+    the literals it is bound to."""
+    literal_targets = {id(target): statement.value for statement in tree.body if isinstance(statement, ast.Assign)
                        and _literal_value(statement.value) for target in statement.targets}
-    constants: set[str] = set()
+    constants: dict[str, list[ast.expr]] = {}
     others: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            (constants if id(node) in literal_targets else others).add(node.id)
+            if id(node) in literal_targets:
+                constants.setdefault(node.id, []).append(literal_targets[id(node)])
+            else:
+                others.add(node.id)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             others.add(node.name)
         elif isinstance(node, ast.Global | ast.Nonlocal):
             others.update(node.names)
-    return constants - others
+    return {name: values for name, values in constants.items() if name not in others}
 
 
 def _constant_name(call: ast.Call) -> str | None:
@@ -557,7 +590,8 @@ class _Checker:
         self.decorators: set[int] = set()  # ids of a def's or class's decorator expressions
         self.alias_values: set[int] = set()  # ids of `F = torch.nn.functional`'s value: a module bound to a name
         self.tree: ast.Module | None = None  # the module, for what is read of it only when needed
-        self._constants: set[str] | None = None
+        self._constants: dict[str, list[ast.expr]] | None = None
+        self.store_values: dict[int, ast.expr] = {}  # id of an attribute assigned a literal -> the literal
         self.warnings: list[str] = []
 
     def warn(self, node: ast.AST, message: str) -> None:
@@ -648,6 +682,7 @@ class _Checker:
                 self.bind_assignment(node)
                 if self.literal(node.value):  # a knob set to a value, not to code of the candidate's
                     self.literal_stores.update(id(target) for target in node.targets)
+                    self.store_values.update((id(target), node.value) for target in node.targets)
                 if isinstance(node.value, ast.Constant) and node.value.value is False:
                     self.false_stores.update(id(target) for target in node.targets)
         for call in calls:
@@ -707,7 +742,7 @@ class _Checker:
     def subscript_violation(self, node: ast.Subscript) -> str | None:
         if not isinstance(node.ctx, ast.Load) and self.resolve(node.value) == ("os.environ", True):
             key = node.slice.value if isinstance(node.slice, ast.Constant) else None
-            if isinstance(node.ctx, ast.Store) and key in BUILD_ENVIRONMENT:
+            if isinstance(node.ctx, ast.Store) and _build_value(key, self.store_values.get(id(node))):
                 return None
             return "writes the environment (compilers the harness runs read it)"
         return None
@@ -772,6 +807,8 @@ class _Checker:
                 return f"monkey-patches {path}"
             if resolved and id(node) not in self.literal_stores:
                 return f"sets {path} to a computed value (a callable there runs on torch.compile's graphs)"
+            if resolved and (why := self.setting_strings_violation(_setting_key(path), self.store_values[id(node)])):
+                return why
             base = node.value
             if (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "type") or (
                 isinstance(base, ast.Attribute) and base.attr == "__class__"
@@ -797,6 +834,7 @@ class _Checker:
                 self.alias_values.add(id(spelled))
             if access == "setattr" and len(node.args) > 2 and self.literal(node.args[2]):
                 self.literal_stores.add(id(spelled))
+                self.store_values[id(spelled)] = node.args[2]
             why = self.attribute_violation(spelled)
             return f"{why} (through {access})" if why else None
         func = node.func.id if isinstance(node.func, ast.Name) else ""
@@ -859,10 +897,52 @@ class _Checker:
             given = {k.arg: k.value for k in call.keywords}
             if any(not self.literal(given[key]) for key in ("backend", "options") if key in given):
                 return f"calls {path} with a computed backend or options (only names of torch's own, as literals)"
-        elif path.endswith(".patch") and _a_setting(path) and not all(
-                self.literal(value) for value in [*call.args, *(k.value for k in call.keywords)]):
-            return f"calls {path} with computed values"
+            return self.settings_violation(given["options"], "") if "options" in given else None
+        if path.endswith(".patch") and _a_setting(path):
+            values = [*call.args, *(k.value for k in call.keywords)]
+            if not all(map(self.literal, values)):
+                return f"calls {path} with computed values"
+            prefix = _setting_key(path.removesuffix("patch"))  # "" or "triton." (a nested config's patch)
+            if len(call.args) == 2 and isinstance(call.args[0], ast.Constant):  # patch("key", value)
+                return self.setting_strings_violation(f"{prefix}{call.args[0].value}", call.args[1])
+            return next(filter(None, [*(self.settings_violation(arg, prefix) for arg in call.args),
+                                      *(self.setting_strings_violation(f"{prefix}{k.arg}", k.value)
+                                        for k in call.keywords)]), None)
         return None
+
+    def settings_violation(self, settings: ast.expr, prefix: str) -> str | None:
+        """A literal {key: value} of settings (torch.compile's options, a config's patch), each value checked
+        against its key; a constant's name stands for the literals it is bound to."""
+        for value in self._constant_literals(settings):
+            if not isinstance(value, ast.Dict):
+                if (why := self.setting_strings_violation(prefix.rstrip("."), value)):
+                    return why
+                continue
+            for key, item in zip(value.keys, value.values, strict=True):
+                named = key.value if isinstance(key, ast.Constant) else None
+                if (why := self.setting_strings_violation(f"{prefix}{named}", item)):
+                    return why
+        return None
+
+    def setting_strings_violation(self, key: str, value: ast.expr) -> str | None:
+        """A string in a setting is refused but for the choices of STRING_SETTINGS: torch.compile passes some of its
+        settings to a compiler's command line (``cpp.march = "native -wrapper ..."`` ran a shell in the worker)."""
+        choices = STRING_SETTINGS.get(key)
+        for node in (n for literal in self._constant_literals(value) for n in ast.walk(literal)):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and (
+                    choices is None or not isinstance(node.value, str) or not choices.fullmatch(node.value)):
+                allowed = "" if choices is None else f": only {choices.pattern}"
+                return f"sets {key} to the string {str(node.value)[:40]!r} (a setting's text can reach a compiler's " \
+                       f"command line{allowed})"
+        return None
+
+    def _constant_literals(self, value: ast.expr) -> list[ast.expr]:
+        """The literals a value stands for: itself, or those a module constant's name is bound to."""
+        if isinstance(value, ast.Name) and self.tree is not None:
+            if self._constants is None:
+                self._constants = _module_constants(self.tree)
+            return self._constants.get(value.id, [value])
+        return [value]
 
     def library_violation(self, node: ast.Call, path: str) -> str | None:
         """torch.library: new operators outside torch's namespaces; registrations for the candidate's own only."""

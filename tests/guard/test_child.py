@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
@@ -340,6 +341,28 @@ def test_a_warm_up_block_is_untimed_and_its_first_call_does_not_set_the_head_sta
     assert len(timer._enqueues) == 3 and max(timer._enqueues) < 40_000
     cpu = timing.CpuTimer().warm_block(lambda x: x, [(5,)])
     assert cpu[0].us == 0.0 and cpu[0].out == 5
+
+
+def test_no_result_of_a_block_is_released_before_every_result_is_copied() -> None:
+    # A finalizer on call i's result ran when call i+1's result replaced it: after call i+1's clock had stopped and
+    # before its result was copied, so it could fill that result unseen (red team round 7, the event timer's
+    # blocks). The block keeps every result until it is over.
+    freed: list[int] = []
+    seen: list[list[int]] = []
+
+    class Result:
+        pass
+
+    def call(i: int) -> Result:
+        out = Result()
+        weakref.finalize(out, freed.append, i)
+        return out
+
+    timed = timing.each_timed(timing.CpuTimer(), call, [(i,) for i in range(4)],
+                              lambda i, out: seen.append(list(freed)) or i)
+    assert seen == [[], [], [], []] and [t.out for t in timed] == [0, 1, 2, 3]
+    gc.collect()
+    assert sorted(freed) == [0, 1, 2, 3]  # released once the block is over
 
 
 def test_the_head_start_follows_the_typical_enqueue_not_a_stray_one() -> None:

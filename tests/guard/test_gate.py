@@ -598,6 +598,17 @@ def test_every_shipped_seed_passes() -> None:
         "import torch._inductor.config as inductor_config\ninductor_config.max_autotune = True",
         "import torch\ntorch._inductor.config.triton.cudagraphs = False",
         "import torch\nsetattr(torch._inductor.config, 'coordinate_descent_tuning', True)",
+        # Settings that take a string, set to one of torch's own choices, however spelled.
+        "import torch\ntorch._inductor.config.max_autotune_gemm_backends = 'ATEN,TRITON'",
+        "import torch\nB = 'TRITON'\ntorch._inductor.config.max_autotune_gemm_backends = B",
+        "import torch\nf = torch.compile(abs, mode='max-autotune', options={'triton.descriptive_names': 'torch',"
+        " 'epilogue_fusion': False})",
+        "import torch\nOPTIONS = {'max_autotune': True, 'max_autotune_gemm_search_space': 'EXHAUSTIVE'}\n"
+        "f = torch.compile(abs, options=OPTIONS)",
+        "import torch\nwith torch._inductor.config.patch(max_autotune_gemm_backends='ATEN', max_autotune=True):\n"
+        "    pass",
+        "import torch\nwith torch._inductor.config.patch({'cpp.simdlen': 8}):\n    pass",
+        "import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0a;8.0+PTX'\nos.environ['MAX_JOBS'] = '8'",
     ],
 )
 def test_the_knobs_honest_kernels_set_for_their_own_process_are_not_patches(snippet: str) -> None:
@@ -615,6 +626,33 @@ def test_the_knobs_honest_kernels_set_for_their_own_process_are_not_patches(snip
     ],
 )
 def test_only_those_knobs(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
+# Inductor puts some settings on the C++ compiler's command line: `cpp.march = "native -wrapper '/bin/sh,-c,...'"`
+# ran a shell that built a constructor into the kernel's library, which rewrote the worker's clock (red team round
+# 7). A setting's string is one of torch's own choices or nothing, however the setting is reached.
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("import torch\ntorch._inductor.config.cpp.march = 'native -wrapper x'", "cpp.march to the string"),
+        ("import torch\ntorch._inductor.config.cpp.march = 'native'", "cpp.march to the string"),
+        ("import torch\nM = 'native -x'\ntorch._inductor.config.cpp.march = M", "cpp.march to the string"),
+        ("import torch\nsetattr(torch._inductor.config.cpp, 'march', 'a -b')", "cpp.march to the string"),
+        ("import torch\ntorch._inductor.config.cpp.cxx = ('sh',)", "cpp.cxx to the string"),
+        ("import torch\nf = torch.compile(abs, options={'cpp.enable_floating_point_contract_flag': 'off -x'})",
+         "enable_floating_point_contract_flag to the string"),
+        ("import torch\nO = {'cpp.march': 'x'}\nf = torch.compile(abs, options=O)", "cpp.march to the string"),
+        ("import torch\nwith torch._inductor.config.patch({'cpp.cxx': ('sh',)}):\n    pass", "cpp.cxx"),
+        ("import torch\nwith torch._inductor.config.patch('cpp.march', 'x y'):\n    pass", "cpp.march"),
+        ("import torch\nwith torch._inductor.config.patch(max_autotune_gemm_backends='A -b'):\n    pass",
+         "only [A-Z]+"),
+        ("import torch\ntorch._inductor.config.max_autotune_gemm_backends = b'TRITON'", "to the string"),
+        ("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0 -Xcompiler'", "writes the environment"),
+        ("import os\nos.environ.setdefault('MAX_JOBS', '8 -x')", "os.environ.setdefault"),
+    ],
+)
+def test_a_setting_s_text_never_reaches_a_compiler(snippet: str, needle: str) -> None:
     _rejected(snippet, needle)
 
 
