@@ -276,7 +276,10 @@ FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__",
                              # config modules unpickle what is not a dict), numpy's pickle loads
                              "load_config", "read_array", "read_array_header_1_0", "read_array_header_2_0",
                              # hands back a module (torch.cuda) as a value, its attributes then written freely
-                             "get_device_module"}
+                             "get_device_module",
+                             # a Triton kernel's source other than the one read here: Inductor pastes a user
+                             # kernel's source into the Python module it writes and imports
+                             "_unsafe_update_src", "_src"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {
@@ -344,10 +347,14 @@ STRING_SETTINGS = {
     "cpp.descriptive_names": re.compile(r"original_aten|torch|inductor_node"),
     "memory_pool": re.compile(r"none|intermediates|outputs|combined"),
     "mixed_mm_choice": re.compile(r"default|triton|aten|heuristic"),
-    "cpu_backend": re.compile(r"cpp|triton|halide"),
-    "cuda_backend": re.compile(r"triton|halide"),
+    "cpu_backend": re.compile(r"cpp|triton"),
+    "cuda_backend": re.compile(r"triton"),
     "cache_key_tag": re.compile(r"[\w.-]*"),  # torch.compiler.config's: a name in cache keys, never a command
 }
+# Settings that make Inductor write its wrapper as C++ (or build an AOT package): it pastes the graph's values into
+# that C++ unescaped (a custom op's string argument ran C++ of the candidate's in the worker: red team round 8), so
+# they would make a plain torch.compile candidate native. Refused by key, with any value.
+CODEGEN_SETTINGS = re.compile(r"cpp_wrapper(_.*)?|aot_inductor(_mode)?\..*")
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
 NATIVE_MODULE = "torch.utils.cpp_extension"
@@ -807,7 +814,7 @@ class _Checker:
                 return f"monkey-patches {path}"
             if resolved and id(node) not in self.literal_stores:
                 return f"sets {path} to a computed value (a callable there runs on torch.compile's graphs)"
-            if resolved and (why := self.setting_strings_violation(_setting_key(path), self.store_values[id(node)])):
+            if resolved and (why := self.setting_value_violation(_setting_key(path), self.store_values[id(node)])):
                 return why
             base = node.value
             if (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "type") or (
@@ -904,9 +911,9 @@ class _Checker:
                 return f"calls {path} with computed values"
             prefix = _setting_key(path.removesuffix("patch"))  # "" or "triton." (a nested config's patch)
             if len(call.args) == 2 and isinstance(call.args[0], ast.Constant):  # patch("key", value)
-                return self.setting_strings_violation(f"{prefix}{call.args[0].value}", call.args[1])
+                return self.setting_value_violation(f"{prefix}{call.args[0].value}", call.args[1])
             return next(filter(None, [*(self.settings_violation(arg, prefix) for arg in call.args),
-                                      *(self.setting_strings_violation(f"{prefix}{k.arg}", k.value)
+                                      *(self.setting_value_violation(f"{prefix}{k.arg}", k.value)
                                         for k in call.keywords)]), None)
         return None
 
@@ -915,18 +922,21 @@ class _Checker:
         against its key; a constant's name stands for the literals it is bound to."""
         for value in self._constant_literals(settings):
             if not isinstance(value, ast.Dict):
-                if (why := self.setting_strings_violation(prefix.rstrip("."), value)):
+                if (why := self.setting_value_violation(prefix.rstrip("."), value)):
                     return why
                 continue
             for key, item in zip(value.keys, value.values, strict=True):
                 named = key.value if isinstance(key, ast.Constant) else None
-                if (why := self.setting_strings_violation(f"{prefix}{named}", item)):
+                if (why := self.setting_value_violation(f"{prefix}{named}", item)):
                     return why
         return None
 
-    def setting_strings_violation(self, key: str, value: ast.expr) -> str | None:
-        """A string in a setting is refused but for the choices of STRING_SETTINGS: torch.compile passes some of its
-        settings to a compiler's command line (``cpp.march = "native -wrapper ..."`` ran a shell in the worker)."""
+    def setting_value_violation(self, key: str, value: ast.expr) -> str | None:
+        """CODEGEN_SETTINGS are refused; a string in a setting is refused but for the choices of STRING_SETTINGS:
+        torch.compile passes some of its settings to a compiler's command line (``cpp.march = "native -wrapper ..."``
+        ran a shell in the worker)."""
+        if CODEGEN_SETTINGS.fullmatch(key):
+            return f"sets {key} (Inductor would write C++ with the graph's values pasted in, unescaped)"
         choices = STRING_SETTINGS.get(key)
         for node in (n for literal in self._constant_literals(value) for n in ast.walk(literal)):
             if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and (

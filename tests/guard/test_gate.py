@@ -650,6 +650,15 @@ def test_only_those_knobs(snippet: str, needle: str) -> None:
         ("import torch\ntorch._inductor.config.max_autotune_gemm_backends = b'TRITON'", "to the string"),
         ("import os\nos.environ['TORCH_CUDA_ARCH_LIST'] = '9.0 -Xcompiler'", "writes the environment"),
         ("import os\nos.environ.setdefault('MAX_JOBS', '8 -x')", "os.environ.setdefault"),
+        # Inductor's C++ wrapper pastes the graph's values (a custom op's string argument) into C++ unescaped
+        # (red team round 8): the settings that turn it on are refused whatever their value.
+        ("import torch\ntorch._inductor.config.cpp_wrapper = True", "sets cpp_wrapper"),
+        ("import torch\nf = torch.compile(abs, options={'cpp_wrapper': True})", "sets cpp_wrapper"),
+        ("import torch\nwith torch._inductor.config.patch(cpp_wrapper=True):\n    pass", "sets cpp_wrapper"),
+        ("import torch\ntorch._inductor.config.aot_inductor.package = True", "sets aot_inductor.package"),
+        # A Triton kernel's source other than the one the gate read (Inductor pastes a user kernel's source).
+        ("import triton\n@triton.jit\ndef k(x):\n    pass\nk._unsafe_update_src('pass')", "_unsafe_update_src"),
+        ("import triton\n@triton.jit\ndef k(x):\n    pass\nk._src = 'pass'", "_src"),
     ],
 )
 def test_a_setting_s_text_never_reaches_a_compiler(snippet: str, needle: str) -> None:
