@@ -79,6 +79,7 @@ import ast
 import functools
 import importlib.util
 import re
+import string
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -279,7 +280,9 @@ FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__",
                              "get_device_module",
                              # a Triton kernel's source other than the one read here: Inductor pastes a user
                              # kernel's source into the Python module it writes and imports
-                             "_unsafe_update_src", "_src"}
+                             "_unsafe_update_src", "_src",
+                             # sys._getframe by another name (logging's, inspect's)
+                             "currentframe"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {
@@ -371,6 +374,21 @@ class GateResult:
 
 def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__") and len(name) > 4
+
+
+def _format_attributes(text: str) -> list[str]:
+    """The attribute names a string reads where it is used as a str.format template (``{0.f_back.f_code}``),
+    nested fields of a format spec included; none where it is not a template."""
+    if "{" not in text:
+        return []
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return []
+    names: list[str] = []
+    for _, name, spec, _ in fields:
+        names += re.findall(r"\.(\w+)", name or "") + _format_attributes(spec or "")
+    return names
 
 
 def _refused_name(name: str) -> str | None:
@@ -772,7 +790,12 @@ class _Checker:
             text = node.value
         else:
             return None
-        return f"names {text!r} in a string" if text in REFUSED_STRINGS or DESCRIPTOR_PATH.match(text) else None
+        if text in REFUSED_STRINGS or DESCRIPTOR_PATH.match(text):
+            return f"names {text!r} in a string"
+        if isinstance(node, ast.Constant) and (why := next(filter(None, map(_refused_name, _format_attributes(text))),
+                                                           None)):
+            return f"{why} in a format string"  # "{0.f_back.f_globals}".format(frame) reads attributes by name
+        return None
 
     def try_warnings(self, node: ast.Try) -> None:
         for handler in node.handlers:

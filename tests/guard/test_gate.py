@@ -665,6 +665,21 @@ def test_a_setting_s_text_never_reaches_a_compiler(snippet: str, needle: str) ->
     _rejected(snippet, needle)
 
 
+# A str.format template reads attributes by name: "{0.f_back.f_globals}".format(logging.currentframe()) read the
+# harness's frames (red team round 9). Its fields are judged as attributes, and sys._getframe's aliases by name.
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("def f(x):\n    return '{0.f_back.f_code.co_name}'.format(x)", "f_back in a format string"),
+        ("def f(x):\n    return '{0:{1.f_globals}}'.format(x, x)", "f_globals in a format string"),
+        ("def f(x):\n    return '{x.gi_frame}'.format_map({'x': x})", "gi_frame in a format string"),
+        ("import logging\nframe = logging.currentframe()", "currentframe"),
+    ],
+)
+def test_format_templates_and_frame_getters_are_read_as_attributes(snippet: str, needle: str) -> None:
+    _rejected(snippet, needle)
+
+
 # numpy builds an array at whatever address an array interface names: the process's memory, from Python.
 @pytest.mark.parametrize(
     ("snippet", "needle"),
