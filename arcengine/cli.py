@@ -34,7 +34,7 @@ from arcengine.options import (
     precision_option,
 )
 from arcengine.recording.logs import configure_logging
-from arcengine.recording.redact import redact_secrets
+from arcengine.recording.redact import printable, redact_secrets
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -252,7 +252,8 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
     if json_output:
         _emit_json(report)
     else:
-        print(f"{report.verdict.upper()} on {used}: {decided.reason}")
+        # What the candidate raised is in the reason and the failures: shown as plain lines (no terminal escapes).
+        print(printable(f"{report.verdict.upper()} on {used}: {decided.reason}"))
         for warning in report.warnings:
             print(f"  warning: {warning}")
         for w in report.workloads:
@@ -262,7 +263,7 @@ def eval_command(problem: str, candidate: Path, device: str, seeds: int, timeout
                       if w.time_us and w.ref_time_us and w.speedup else (w.failure or ""))
             if w.speedup_over_baseline and w.baseline_time_us and w.baseline_route != REFERENCE_ROUTE:
                 timing += f"; baseline {w.baseline_route} {w.baseline_time_us:.1f} us: {w.speedup_over_baseline:.3f}x"
-            print(f"  {axes}{tag}: {'ok' if w.correct else 'FAIL'} {timing}")
+            print(printable(f"  {axes}{tag}: {'ok' if w.correct else 'FAIL'} {timing}"))
         if decided.speedup:
             print(f"speedup (geometric mean over visible workloads): {decided.speedup:.3f}x the reference, "
                   f"{report.baseline}")

@@ -18,6 +18,7 @@ from arcengine.domain.events import (
 from arcengine.domain.problem import DEFAULT_SEEDS
 from arcengine.domain.run import RunState
 from arcengine.guard.child.baselines import REFERENCE_ROUTE
+from arcengine.recording.redact import printable
 
 PROGRESS_EVERY = 5
 
@@ -37,8 +38,10 @@ class HeadlessDisplay:
         self.state = state
 
     def _print(self, line: str) -> None:
+        """One line on the terminal, of printable characters only: a reason quotes what a candidate raised, and a
+        terminal escape or a carriage return in it could erase this line and print another (red team round 9)."""
         if not self.quiet:
-            print(line, file=self.stream, flush=True)
+            print(printable(line), file=self.stream, flush=True)
 
     async def restore(self, events: list[Event]) -> None:
         """A resumed campaign's past, folded without printing it again: the progress lines go on from it."""

@@ -290,3 +290,19 @@ def test_report_and_export_json(tmp_path: Path) -> None:
     assert exported.returncode == 0, exported.stderr
     assert json.loads(exported.stdout) == {"format": "python", "path": str(tmp_path / "x.py")}
     assert (tmp_path / "x.py").is_file()
+
+
+def test_a_reason_with_terminal_escapes_prints_as_one_plain_line() -> None:
+    # A candidate's exception message reaches the decision line: ESC sequences and carriage returns in it erased
+    # the line and printed a fake KEEP (red team round 9). Every console line is printable characters only.
+    import io
+
+    from arcengine.console import HeadlessDisplay
+    from arcengine.recording.redact import printable
+
+    assert printable("a\x1b[2K\x1b[G\r[4/4] KEEP\nb\tc") == "a [2K [G [4/4] KEEP b c"
+    assert printable("plain") == "plain"
+    display = HeadlessDisplay.__new__(HeadlessDisplay)
+    display.quiet, display.stream = False, io.StringIO()
+    display._print("REVERT \x1b[2K\r[4/4] a1 KEEP 9.99x")
+    assert display.stream.getvalue() == "REVERT  [2K [4/4] a1 KEEP 9.99x\n"

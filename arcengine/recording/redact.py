@@ -17,6 +17,12 @@ def secret_values() -> list[tuple[str, str]]:
     return [(name, value) for name, value in os.environ.items() if SECRET_NAME.search(name) and len(value) >= 6]
 
 
+def printable(text: str) -> str:
+    """``text`` as one terminal line: every character that is not printable (an escape sequence's ESC, a carriage
+    return, a newline) shown as a space. What a candidate raised reaches reasons, and a terminal obeys escapes."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else " " for c in text)
+
+
 def redact_secrets(text: str) -> str:
     for name, value in secret_values():
         text = text.replace(value, f"<{name} redacted>")

@@ -642,7 +642,7 @@ def test_tensor_subclass_output_fails(tmp_path: Path) -> None:
         return (x * 2).as_subclass(Sneaky)
     """
     result = _evaluate(tmp_path, candidate)
-    _assert_fails(result, "output is arcengine_guard_candidate.Sneaky, not exactly torch.Tensor")
+    _assert_fails(result, "output is arcengine_guard_kernel.Sneaky, not exactly torch.Tensor")
 
 
 def test_raising_candidate_fails_with_message(tmp_path: Path) -> None:
@@ -1175,7 +1175,7 @@ def test_the_incumbents_module_is_not_in_the_candidates_process(tmp_path: Path) 
     result = _evaluate(tmp_path, candidate, incumbent=incumbent)
     assert result["correct"] is True and result["incumbent_failure"] is None, result["failure"]
     seen = set(log.read_text().splitlines())
-    assert seen == {"['arcengine_guard_candidate', 'arcengine_guard_reference']"}  # its own, and make_inputs'
+    assert seen == {"['arcengine_guard_kernel', 'arcengine_guard_reference']"}  # its own, and make_inputs'
 
 
 
@@ -1189,7 +1189,7 @@ for name in ("TRITON_CACHE_DIR", "ARCENGINE_NATIVE_CACHE"):
     with open(os.path.join(FOLDERS[name], "mine"), "w") as mine:
         mine.write(__name__)
 with open(os.path.join(FOLDERS["HOME"], "folders.json"), "w") as record:
-    json.dump({**FOLDERS, "cwd": os.getcwd()}, record)
+    json.dump({**FOLDERS, "cwd": os.getcwd(), "file": __file__, "name": __name__}, record)
 
 def run(x):
     return x * 2
@@ -1213,13 +1213,29 @@ def test_each_untrusted_worker_has_its_own_home_and_its_own_sources_folder_of_th
     candidate = _RECORDS_ITS_FOLDERS + "# the candidate\n"
     result = _evaluate(tmp_path, candidate, incumbent=_RECORDS_ITS_FOLDERS, env=_folders_env(tmp_path))
     assert result["correct"] is True and result["incumbent_failure"] is None, result["failure"]
-    for role, source in (("candidate", candidate), ("incumbent", _RECORDS_ITS_FOLDERS)):
-        home = tmp_path / "roles" / role
-        seen = json.loads((home / "folders.json").read_text())
-        assert seen["HOME"] == seen["TMPDIR"] == seen["cwd"] == str(home)
+    records = [json.loads(path.read_text()) for path in (tmp_path / "roles").glob("*/folders.json")]
+    assert len(records) == 2
+    for source in (candidate, _RECORDS_ITS_FOLDERS):
+        [seen] = [record for record in records if record["TRITON_CACHE_DIR"].endswith(_digest(source))]
+        home = Path(seen["HOME"])
+        assert seen["TMPDIR"] == seen["cwd"] == str(home) and home.parent == tmp_path / "roles"
+        # The candidate and the incumbent look alike from inside (red team round 9: a module that knew it was the
+        # incumbent ran slowly, or skipped its work, as the incumbent only): a home of a random name, one module
+        # name, and a read-only copy of its file beside its home.
+        assert re.fullmatch(r"[0-9a-f]{16}", home.name) and seen["name"] == worker.KERNEL_MODULE
+        assert seen["file"] == f"{home}.py" and os.stat(seen["file"]).st_mode & 0o777 == 0o444
         # A later child running the same code finds the same folders: the incumbent compiles once per campaign.
         assert seen["TRITON_CACHE_DIR"] == str(tmp_path / "cache" / "triton" / _digest(source))
         assert seen["ARCENGINE_NATIVE_CACHE"] == str(tmp_path / "cache" / "native" / _digest(source))
+
+
+def test_an_incumbent_that_skips_its_work_in_timed_calls_is_dropped_not_beaten(tmp_path: Path) -> None:
+    # The incumbent's timed outputs are audited as the candidate's are: an incumbent that returned garbage fast
+    # (red team round 9: as the incumbent only) would make every honest candidate after it a REVERT.
+    result = _evaluate(tmp_path, "def run(x):\n    return x * 2\n", incumbent="def run(x):\n    return x * 3\n")
+    assert result["correct"] is True, result["failure"]
+    assert "incumbent failed during timing" in result["incumbent_failure"]
+    assert "returned a wrong output" in result["incumbent_failure"]
 
 
 def test_a_candidate_cannot_write_where_its_incumbent_loads_kernels(tmp_path: Path) -> None:
@@ -1228,7 +1244,7 @@ def test_a_candidate_cannot_write_where_its_incumbent_loads_kernels(tmp_path: Pa
     incumbent = "def run(x):\n    return x + x\n"
     targets = [f"os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/{_digest(incumbent)}/k'",  # its cache
                "os.path.dirname(os.environ['TRITON_CACHE_DIR']) + '/k'",  # the shared cache's root
-               "os.path.dirname(os.environ['HOME']) + '/incumbent/k'"]  # its home
+               "os.path.dirname(os.environ['HOME']) + '/k'"]  # the folder of every role's home
     candidate = f"""
     import os
 
@@ -1248,8 +1264,9 @@ def test_a_candidate_cannot_write_where_its_incumbent_loads_kernels(tmp_path: Pa
     """
     result = _evaluate(tmp_path, candidate, incumbent=incumbent, env=_folders_env(tmp_path))
     _assert_fails(result, "outside its own folders")
-    assert (tmp_path / "roles" / "candidate" / "planted.txt").read_text() == "refused refused refused"
-    assert not list((tmp_path / "roles" / "incumbent").glob("k")) and not list((tmp_path / "cache").rglob("k"))
+    [log] = (tmp_path / "roles").glob("*/planted.txt")  # in the candidate's home
+    assert log.read_text() == "refused refused refused"
+    assert not list((tmp_path / "roles").rglob("k")) and not list((tmp_path / "cache").rglob("k"))
 
 
 # Red team round 5: the answer computed inside the harness's input maker, before the clock. torch.randn is swapped

@@ -642,16 +642,22 @@ class Evaluation:
         """One visit of a role: its block of calls timed, and the candidate's audited (but for a warm-up block,
         whose times are not kept: its inputs are still checked); CallError if another role fails."""
         candidate = role == "candidate"
-        command = {"workload": workload.index, "seeds": seeds, "hold": candidate and not warm, "warm": warm,
-                   "check_inputs": candidate, "route": baselines.route_of(role), **self._outputs(workload)}
+        # The incumbent is untrusted code too, and asked what the candidate is asked (a module that could tell
+        # the two apart could skip its work as the incumbent only): its inputs checked, its outputs audited.
+        untrusted = role in worker.CANDIDATE_ROLES
+        command = {"workload": workload.index, "seeds": seeds, "hold": untrusted and not warm, "warm": warm,
+                   "check_inputs": untrusted, "route": baselines.route_of(role), **self._outputs(workload)}
         remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
             timed = remote.time(command, self._limit(workload, len(seeds), first))
             measured = [timing.Measured(us) for us in timed.times]
-            if timed.failure is None and candidate and not warm:
+            if timed.failure is None and untrusted and not warm:
                 # The inputs' seeds are the worker's, drawn as it made each call's inputs (see worker.Worker.time).
-                measured = self._audit(workload, timed.seeds, self._limit(workload, len(seeds)), audits,
+                measured = self._audit(workload, role, timed.seeds, self._limit(workload, len(seeds)), audits,
                                        timed.times)
+                wrong = next((m.failure for m in measured if m.failure is not None), None)
+                if wrong is not None and not candidate:  # the incumbent is dropped, as when it breaks
+                    raise CallError(role, f"returned a wrong output: {wrong}")
             elif timed.failure is not None:
                 if not candidate:  # the reference is the truth, the incumbent passed before: only times count
                     raise CallError(role, timed.failure)
@@ -660,19 +666,20 @@ class Evaluation:
             raise CallError(role, _with_allowance(lost, first)) from None
         return measured
 
-    def _audit(self, workload: Workload, seeds: list[int], limit: float, audits: random.Random,
+    def _audit(self, workload: Workload, role: str, seeds: list[int], limit: float, audits: random.Random,
                times: list[float]) -> list[timing.Measured]:
-        """The candidate's block audited: every call's conduct, and the outputs of a random share of its calls
-        (AUDIT_SHARE, drawn only now) and of its last call against the reference's, sampled; the calls up to the
-        first that fails. A call cannot know whether it is looked at, so one that skips its work fails with that
-        share's odds each time, and the median cannot move without many of them; a kernel that stops working
-        after some number of calls is caught at the end of the block it stops in, however late that is."""
+        """An untrusted role's block audited (the candidate's or the incumbent's): every call's conduct, and the
+        outputs of a random share of its calls (AUDIT_SHARE, drawn only now) and of its last call against the
+        reference's, sampled; the calls up to the first that fails. A call cannot know whether it is looked at,
+        so one that skips its work fails with that share's odds each time, and the median cannot move without many
+        of them; a kernel that stops working after some number of calls is caught at the end of the block it
+        stops in, however late that is."""
         count = len(seeds)
         picked = audited_calls(count, audits)
         samples = [audits.getrandbits(62) if i in picked else None for i in range(count)]
         expected = {i: self._reference_run(self._make_inputs(workload, seeds[i])) for i in sorted(picked)}
         weight = max(roles.max_payload(correctness.sample_output(want, samples[i])) for i, want in expected.items())
-        replies = self.candidate.audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(picked))
+        replies = self.workers[role].audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(picked))
         measured = []
         for i, (us, reply) in enumerate(zip(times, replies, strict=False)):
             failure = reply.failure

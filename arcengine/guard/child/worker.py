@@ -25,6 +25,7 @@ import importlib.util
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import struct
@@ -58,8 +59,11 @@ from arcengine.guard.child import (
 from arcengine.guard.child.correctness import describe_exception
 
 REFERENCE_MODULE = "arcengine_guard_reference"
-ROLE_MODULES = {"candidate": "arcengine_guard_candidate", "incumbent": "arcengine_guard_incumbent",
-                "baseline": "arcengine_guard_baseline"}
+# The candidate and the incumbent are loaded alike (one module name, a copy of their file under a random name, a
+# home of a random name): a module that could tell which it is could run slowly, or skip its work, as the incumbent
+# only, and every candidate after it would beat it (red team round 9).
+KERNEL_MODULE = "arcengine_guard_kernel"
+ROLE_MODULES = {"candidate": KERNEL_MODULE, "incumbent": KERNEL_MODULE, "baseline": "arcengine_guard_baseline"}
 CANDIDATE_ROLES = ("candidate", "incumbent")  # the roles whose code is untrusted (and compiled ahead when gated)
 ROLE_HOMES = "ARCENGINE_ROLE_HOMES"  # each role's own folder is made in it (the sandbox makes it)
 HANG_SIGNAL = signal.SIGUSR1  # the judge's word that a request is past its limit (Worker.hung)
@@ -259,8 +263,7 @@ class Worker:
         """Compile (in a fork, before CUDA), take the device, import the reference and the module."""
         started = perf_counter()
         seconds: dict[str, float] = {}
-        self.source = str(command.get("module") or "")
-        _own_folders(self.role, self.source)
+        self.source = _own_folders(self.role, str(command.get("module") or ""))
         self.route_names = [str(name) for name in command.get("routes") or []]
         self.workloads = {int(w["index"]): dict(w["axes"]) for w in command["workloads"]}
         self.destinations = bool(command.get("destination_passing")) and self.role in CANDIDATE_ROLES
@@ -676,21 +679,24 @@ def start(role: str) -> tuple[int, socket.socket]:
     return pid, judge_end
 
 
-def _own_folders(role: str, source: str) -> None:
+def _own_folders(role: str, source: str) -> str:
     """This role's own HOME, TMPDIR and kernel caches, where no other role's worker can write (the audit hook and
     Landlock hold an untrusted one to them). torch.compile and Triton load what they find in their caches by a
     hash of the source, which any candidate can compute, and a Triton launcher is a shared object: a module or
     launcher planted where another role looks would run in its process (the reference's, the baseline's, the
     incumbent's, to time it as slowly as it likes). The campaign's shared caches, which spare the incumbent a
     compile in every child, are split by the module's source: a role writes only the folder of its own code,
-    which a later child running the same code (the incumbent, a KEEP's confirmation) finds again."""
+    which a later child running the same code (the incumbent, a KEEP's confirmation) finds again. An untrusted
+    role's home has a random name, and its module is loaded from a read-only copy beside it (the path returned),
+    so the candidate and the incumbent look alike from inside."""
     homes = os.environ.get(ROLE_HOMES)
     if not homes:  # a judge started by hand, without the sandbox's environment
-        return
-    home = os.path.join(homes, role)
+        return source
+    untrusted = role in CANDIDATE_ROLES
+    home = os.path.join(homes, secrets.token_hex(8) if untrusted else role)
     folders = {"HOME": home, "TMPDIR": home, "TRITON_HOME": home, "TRITON_CACHE_DIR": os.path.join(home, "triton"),
                "TORCHINDUCTOR_CACHE_DIR": os.path.join(home, "inductor")}
-    if role in CANDIDATE_ROLES:
+    if untrusted:
         digest = _source_digest(source)
         for name in ("TRITON_CACHE_DIR", native_build.CACHE_ENV):
             if shared := os.environ.get(name):
@@ -700,6 +706,14 @@ def _own_folders(role: str, source: str) -> None:
         os.environ[name] = folder
     tempfile.tempdir = None  # recomputed from the new TMPDIR
     os.chdir(home)  # relative paths (a compiler's debug folder) land there too
+    if not (untrusted and source):
+        return source
+    # Beside its home, not in it: the module may write its home, and its compiler fork imports this file before
+    # the worker does; read-only, the copy stays the code the gate read.
+    copy = home + ".py"
+    shutil.copyfile(source, copy)
+    os.chmod(copy, 0o444)
+    return copy
 
 
 def _source_digest(path: str) -> str:
