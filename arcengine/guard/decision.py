@@ -194,8 +194,13 @@ def judge(
     over_baseline, held_out_over_baseline = _geomeans(results, "speedup_over_baseline")
     suspicious, suspects = _suspicion(results, floors, thresholds.suspicious_speedup)
     gains = {"speedup_over_baseline": over_baseline, "held_out_speedup_over_baseline": held_out_over_baseline}
-    if not has_incumbent:
-        return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results,
+    if not has_incumbent or result.incumbent_failure:
+        # An incumbent that broke or was wrong in this child (its timed outputs are audited) is no bar: were the
+        # candidate reverted for want of a comparison, such an incumbent would stand for good.
+        reason = "baseline: correct on every workload"
+        if has_incumbent:
+            reason += f"; the incumbent was dropped here ({result.incumbent_failure[:160]})"
+        return Verdict("KEEP", reason, True, speedup, held_out_speedup, None, results,
                        suspicious=suspicious, suspects=suspects, **gains)
     ratios = [e.paired_ratios for e in result.workloads if not by_index[e.index].held_out]
     if not ratios or not all(ratios):

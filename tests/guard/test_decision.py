@@ -198,3 +198,15 @@ def test_keep_needs_the_whole_interval_beyond_the_margin() -> None:
     assert doubtful.vs_incumbent == pytest.approx(kept.vs_incumbent)
     assert doubtful.decision == "ACCEPT" and doubtful.vs_incumbent_interval[0] < 1.02
     assert "95% CI" in doubtful.reason
+
+
+def test_an_incumbent_dropped_in_the_child_is_no_bar() -> None:
+    # An incumbent that broke or returned wrong outputs in this child (its timed calls are audited) has no paired
+    # times: a correct candidate is kept, and says why, rather than reverted for want of a comparison (an incumbent
+    # wrong as the incumbent only would otherwise stand for good).
+    result = {**_result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0]),
+              "incumbent_failure": "incumbent failed during timing on N=1: returned a wrong output"}
+    verdict = _judge(result)
+    assert verdict.decision == "KEEP" and verdict.correct
+    assert "the incumbent was dropped here (incumbent failed during timing" in verdict.reason
+    assert _judge(_result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0])).decision == "REVERT"  # no pairs, no failure
