@@ -220,7 +220,8 @@ class Campaign:
         path, written = self.write_candidate(candidate_id, proposal.source)
         return await self.guard.submit(
             candidate_id=candidate_id, agent_id=agent.id, source=proposal.source, candidate_path=path,
-            incumbent_path=self.candidate_path(agent.state.best_id), written=written)
+            incumbent_path=self.candidate_path(agent.state.best_id), written=written,
+            incumbent_speedup=agent.state.best_speedup)
 
     async def remember(self, agent: Agent, proposal: Proposal, decided: CandidateDecided,
                        reflection: Reflection) -> None:

@@ -163,11 +163,14 @@ def judge(
     baselines: dict[int, BaselineTime] | None = None,
     drift: float = DRIFT["cuda"],
     routes: tuple[str, ...] = (),
+    incumbent_speedup: float | None = None,
 ) -> Verdict:
     """The decision for a child that wrote a result (crashes and timeouts are judged by the caller).
     ``baselines``: the baseline times a child that did not time the baseline reads its gains through, while its
     references agree with theirs within ``drift`` (see baseline_times.chain_holds). ``routes``: the baseline's
-    routes declared for this device (only whether ``eager`` is among them matters here)."""
+    routes declared for this device (only whether ``eager`` is among them matters here). ``incumbent_speedup``:
+    the incumbent's speedup over the reference when it was kept; where the incumbent was dropped in this child,
+    or ran here outside AGREEMENT of it, the candidate is compared with that record instead (see _against_record)."""
     by_index = {w.index: w for w in workloads}
     floors = {w.index: floor_us(problem, w, ceilings) for w in workloads}
     kept = baselines or {}
@@ -194,13 +197,12 @@ def judge(
     over_baseline, held_out_over_baseline = _geomeans(results, "speedup_over_baseline")
     suspicious, suspects = _suspicion(results, floors, thresholds.suspicious_speedup)
     gains = {"speedup_over_baseline": over_baseline, "held_out_speedup_over_baseline": held_out_over_baseline}
-    if not has_incumbent or result.incumbent_failure:
-        # An incumbent that broke or was wrong in this child (its timed outputs are audited) is no bar: were the
-        # candidate reverted for want of a comparison, such an incumbent would stand for good.
-        reason = "baseline: correct on every workload"
-        if has_incumbent:
-            reason += f"; the incumbent was dropped here ({result.incumbent_failure[:160]})"
-        return Verdict("KEEP", reason, True, speedup, held_out_speedup, None, results,
+    if has_incumbent and (why := _incumbent_astray(result, results, incumbent_speedup)) is not None:
+        return _against_record(why, speedup, incumbent_speedup, thresholds,
+                               Verdict("REVERT", "", True, speedup, held_out_speedup, None, results,
+                                       suspicious=suspicious, suspects=suspects, **gains))
+    if not has_incumbent:
+        return Verdict("KEEP", "baseline: correct on every workload", True, speedup, held_out_speedup, None, results,
                        suspicious=suspicious, suspects=suspects, **gains)
     ratios = [e.paired_ratios for e in result.workloads if not by_index[e.index].held_out]
     if not ratios or not all(ratios):
@@ -218,6 +220,37 @@ def judge(
         return replace(verdict, decision="ACCEPT", reason=f"{shown}: within the near-best band",
                        suspicious=suspicious, suspects=suspects)
     return replace(verdict, reason=f"slower: {shown}")
+
+
+def _incumbent_astray(result: ChildResult, results: tuple[WorkloadResult, ...],
+                      recorded: float | None) -> str | None:
+    """Why the incumbent in this child is no fair bar, or None: it was dropped (it broke, or its audited timed
+    outputs were wrong), or it ran outside AGREEMENT of the speedup it was kept at. The incumbent is untrusted code
+    as the candidate is: slow or wrong as the incumbent only, it would make every candidate after it win or lose."""
+    if result.incumbent_failure:
+        return f"the incumbent was dropped here ({result.incumbent_failure[:160]})"
+    seen = [w.ref_time_us / w.incumbent_time_us for w in results
+            if not w.held_out and w.ref_time_us and w.incumbent_time_us]
+    visible = sum(1 for w in results if not w.held_out)
+    if recorded and seen and len(seen) == visible and not _agree(recorded, float(np.exp(np.mean(np.log(seen))))):
+        return (f"the incumbent ran at {float(np.exp(np.mean(np.log(seen)))):.2f}x the reference here, "
+                f"outside {AGREEMENT:g}x of the {recorded:.2f}x it was kept at")
+    return None
+
+
+def _against_record(why: str, speedup: float | None, recorded: float | None, thresholds: Thresholds,
+                    verdict: Verdict) -> Verdict:
+    """The candidate against the incumbent's recorded speedup (its own over the reference in this child, over
+    that record), the margins as for a paired ratio; kept as the first of its line where there is no record."""
+    if not recorded or not speedup:
+        return replace(verdict, decision="KEEP", reason=f"baseline: correct on every workload; {why}")
+    ratio = speedup / recorded
+    shown = f"{ratio:.3f}x the incumbent's recorded speedup ({why})"
+    if ratio >= 1.0 + thresholds.margin:
+        return replace(verdict, decision="KEEP", reason=shown, vs_incumbent=ratio)
+    if ratio >= 1.0 - thresholds.near_band:
+        return replace(verdict, decision="ACCEPT", reason=f"{shown}: within the near-best band", vs_incumbent=ratio)
+    return replace(verdict, reason=f"slower: {shown}", vs_incumbent=ratio, suspicious=None, suspects=())
 
 
 def _suspicion(results: tuple[WorkloadResult, ...], floors: dict[int, float],

@@ -282,7 +282,9 @@ FORBIDDEN_ATTRIBUTE_NAMES = {"exec", "__import__", "breakpoint", "__builtins__",
                              # kernel's source into the Python module it writes and imports
                              "_unsafe_update_src", "_src",
                              # sys._getframe by another name (logging's, inspect's)
-                             "currentframe"}
+                             "currentframe",
+                             # torch.compile's artifacts from a file: unpickled, and code the gate never read
+                             "load_cache_artifacts", "load_compiled_function"}
 DYNAMIC_ACCESS = {"getattr", "hasattr", "setattr", "delattr"}
 # Refused wherever they are named: attribute, constant getattr name, match pattern, keyword or string constant.
 INTROSPECTION = {
@@ -358,6 +360,10 @@ STRING_SETTINGS = {
 # that C++ unescaped (a custom op's string argument ran C++ of the candidate's in the worker: red team round 8), so
 # they would make a plain torch.compile candidate native. Refused by key, with any value.
 CODEGEN_SETTINGS = re.compile(r"cpp_wrapper(_.*)?|aot_inductor(_mode)?\..*")
+# torch.compile by its names: its options are settings. Used other than by a call or as a decorator (handed to
+# functools.partial, say) its options would go unread.
+COMPILE_ENTRIES = {"torch.compile", "torch.compiler.compile"}
+TEMPLATE_METHODS = {"format", "format_map", "vformat"}  # str's and string.Formatter's: fields read attributes
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
 NATIVE_MODULE = "torch.utils.cpp_extension"
@@ -812,6 +818,9 @@ class _Checker:
             return None
         if (module or path in ATTRIBUTE_ONLY_MODULES) and id(node) not in self.bases:
             return f"uses {path} as a value (it is used only through its attributes)"
+        if ((path in COMPILE_ENTRIES or (path.endswith(".patch") and _a_setting(path)))
+                and id(node) not in self.callees and id(node) not in self.decorators):
+            return f"uses {path} other than by calling it (the settings it is given are read only in a call)"
         member = path[14:] if path.startswith("torch.library.") else ""
         if member in LIBRARY_DEFINE | LIBRARY_REGISTER and id(node) not in self.callees:
             return f"uses {path} other than by calling it"
@@ -853,6 +862,8 @@ class _Checker:
         return None
 
     def call_violation(self, node: ast.Call) -> str | None:
+        if (why := self.template_violation(node)):
+            return why
         access = _dynamic_access(node)
         if access:
             name = _constant_name(node)
@@ -923,18 +934,18 @@ class _Checker:
         constants into the Python it generates and execs, so a graph in the candidate's hands turns an object's repr
         into code with the real builtins (torch.fx, torch.export and dynamo's backend registry are refused as
         modules and attributes)."""
-        if path == "torch.compile":
+        if path in COMPILE_ENTRIES:
             given = {k.arg: k.value for k in call.keywords}
             if any(not self.literal(given[key]) for key in ("backend", "options") if key in given):
                 return f"calls {path} with a computed backend or options (only names of torch's own, as literals)"
             return self.settings_violation(given["options"], "") if "options" in given else None
         if path.endswith(".patch") and _a_setting(path):
             values = [*call.args, *(k.value for k in call.keywords)]
-            if not all(map(self.literal, values)):
-                return f"calls {path} with computed values"
+            if not all(map(self.literal, values)) or any(k.arg is None for k in call.keywords):
+                return f"calls {path} with computed values or keys"
             prefix = _setting_key(path.removesuffix("patch"))  # "" or "triton." (a nested config's patch)
-            if len(call.args) == 2 and isinstance(call.args[0], ast.Constant):  # patch("key", value)
-                return self.setting_value_violation(f"{prefix}{call.args[0].value}", call.args[1])
+            if len(call.args) == 2:  # patch("key", value)
+                return self.keyed_setting_violation(prefix, call.args[0], call.args[1])
             return next(filter(None, [*(self.settings_violation(arg, prefix) for arg in call.args),
                                       *(self.setting_value_violation(f"{prefix}{k.arg}", k.value)
                                         for k in call.keywords)]), None)
@@ -949,25 +960,57 @@ class _Checker:
                     return why
                 continue
             for key, item in zip(value.keys, value.values, strict=True):
-                named = key.value if isinstance(key, ast.Constant) else None
-                if (why := self.setting_value_violation(f"{prefix}{named}", item)):
-                    return why
+                if key is None or (why := self.keyed_setting_violation(prefix, key, item)):
+                    return why or "spreads settings with ** (only named settings)"
         return None
 
+    def template_violation(self, call: ast.Call) -> str | None:
+        """A str.format template (``t.format``, ``format_map``, ``str.format(t)``, a Formatter's ``vformat(t)``)
+        is a whole string literal, or a constant's name bound to one: its fields read attributes by name, and
+        every literal's are checked (string_violation); one built at run time could read any."""
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr in TEMPLATE_METHODS):
+            return None
+        for template in (call.func.value, *call.args[:1]):
+            literals = self._constant_literals(template) if isinstance(template, ast.Name | ast.Constant) else []
+            if literals and all(isinstance(t, ast.Constant) and isinstance(t.value, str) for t in literals):
+                return None
+        return f"formats a template built at run time (.{call.func.attr}: only string literals)"
+
+    def keyed_setting_violation(self, prefix: str, key: ast.expr, value: ast.expr) -> str | None:
+        """A setting named by ``key``: a string literal, or a constant's name bound only to string literals
+        (``"cpp_" + "wrapper"`` would name a setting no check could read)."""
+        names = [literal.value for literal in self._constant_literals(key)
+                 if isinstance(literal, ast.Constant) and isinstance(literal.value, str)]
+        if not names or len(names) != len(self._constant_literals(key)):
+            return f"names a setting by a computed key ({ast.unparse(key)[:40]}: only string literals)"
+        return next(filter(None, (self.setting_value_violation(f"{prefix}{name}", value) for name in names)), None)
+
     def setting_value_violation(self, key: str, value: ast.expr) -> str | None:
-        """CODEGEN_SETTINGS are refused; a string in a setting is refused but for the choices of STRING_SETTINGS:
-        torch.compile passes some of its settings to a compiler's command line (``cpp.march = "native -wrapper ..."``
-        ran a shell in the worker)."""
+        """CODEGEN_SETTINGS are refused; a string in a setting is refused but for the choices of STRING_SETTINGS,
+        written out whole: torch.compile passes some of its settings to a compiler's command line
+        (``cpp.march = "native -wrapper ..."`` ran a shell in the worker)."""
         if CODEGEN_SETTINGS.fullmatch(key):
             return f"sets {key} (Inductor would write C++ with the graph's values pasted in, unescaped)"
         choices = STRING_SETTINGS.get(key)
-        for node in (n for literal in self._constant_literals(value) for n in ast.walk(literal)):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and (
-                    choices is None or not isinstance(node.value, str) or not choices.fullmatch(node.value)):
+        nodes = list(self._expanded(value))
+        texts = [n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str | bytes)]
+        if texts and any(isinstance(n, ast.BinOp) for n in nodes):
+            return f"sets {key} to a string built by arithmetic (only whole literals)"
+        for text in texts:
+            if choices is None or not isinstance(text, str) or not choices.fullmatch(text):
                 allowed = "" if choices is None else f": only {choices.pattern}"
-                return f"sets {key} to the string {str(node.value)[:40]!r} (a setting's text can reach a compiler's " \
+                return f"sets {key} to the string {str(text)[:40]!r} (a setting's text can reach a compiler's " \
                        f"command line{allowed})"
         return None
+
+    def _expanded(self, value: ast.expr) -> Iterator[ast.AST]:
+        """Every node of a literal, each constant's name in it replaced by the literals it is bound to."""
+        for node in ast.walk(value):
+            if isinstance(node, ast.Name):
+                for bound in self._constant_literals(node):
+                    yield from (ast.walk(bound) if bound is not node else [node])
+            else:
+                yield node
 
     def _constant_literals(self, value: ast.expr) -> list[ast.expr]:
         """The literals a value stands for: itself, or those a module constant's name is bound to."""

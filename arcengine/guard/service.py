@@ -71,6 +71,7 @@ class Job:
     warnings: list[str] = field(compare=False, default_factory=list)
     written: anyio.Event | None = field(compare=False, default=None)  # set once the candidate's file is on disk
     source: str = field(compare=False, default="")  # as submitted (a stand-in decides from it; children load the file)
+    incumbent_speedup: float | None = field(compare=False, default=None)  # the incumbent's, when it was kept
 
 
 @dataclass(frozen=True)
@@ -195,14 +196,17 @@ class GuardService:
         return self.problem.workloads_for(self.device)
 
     async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
-                     incumbent_path: Path | None, written: anyio.Event | None = None) -> CandidateDecided:
+                     incumbent_path: Path | None, written: anyio.Event | None = None,
+                     incumbent_speedup: float | None = None) -> CandidateDecided:
         """Judge one candidate: the gate now, then the queue; returns the published decision. ``written``: set
-        once ``candidate_path`` is on disk (None: it is already), so the file is written while the job waits."""
+        once ``candidate_path`` is on disk (None: it is already), so the file is written while the job waits.
+        ``incumbent_speedup``: the incumbent's speedup over the reference when it was kept, the bar where the
+        incumbent does not run as it did then (see decision.judge)."""
         gate = check_source(source, self.problem.entry)
         priority = (-1, 0) if incumbent_path is None else (self._submitted[agent_id], next(self._order))
         future: asyncio.Future[CandidateDecided] = asyncio.get_running_loop().create_future()
         job = Job(priority, candidate_id, agent_id, candidate_path, incumbent_path, future, gate.warnings, written,
-                  source)
+                  source, incumbent_speedup)
         if not gate.ok:
             rejected = Verdict("REJECT", gate.reason, False)
             return await self._publish(decision(candidate_id, agent_id, rejected, warnings=job.warnings))
@@ -294,7 +298,7 @@ class GuardService:
         kept = {} if timed else self.baselines.kept(gpu)
         verdict = judge(result, self.problem, self.workloads, self.thresholds, worker.slot.ceilings,
                         has_incumbent=job.incumbent_path is not None, baselines=kept, drift=self.baselines.drift,
-                        routes=self.problem.baseline_routes_for(self.device))
+                        routes=self.problem.baseline_routes_for(self.device), incumbent_speedup=job.incumbent_speedup)
         if verdict.correct and attempt == 0:
             self.baselines.learn(gpu, result.workloads, timed)
         return verdict, outcome, result

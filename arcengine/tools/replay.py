@@ -53,7 +53,8 @@ class RecordedGuard:
         await anyio.sleep_forever()  # nothing to drain: answers come straight from the recording
 
     async def submit(self, *, candidate_id: str, agent_id: str, source: str, candidate_path: Path,
-                     incumbent_path: Path | None, written: anyio.Event | None = None) -> CandidateDecided:
+                     incumbent_path: Path | None, written: anyio.Event | None = None,
+                     incumbent_speedup: float | None = None) -> CandidateDecided:
         return await self._answer(candidate_id, agent_id, source)
 
     async def refuse(self, *, candidate_id: str, agent_id: str, reason: str) -> CandidateDecided:

@@ -210,3 +210,27 @@ def test_an_incumbent_dropped_in_the_child_is_no_bar() -> None:
     assert verdict.decision == "KEEP" and verdict.correct
     assert "the incumbent was dropped here (incumbent failed during timing" in verdict.reason
     assert _judge(_result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0])).decision == "REVERT"  # no pairs, no failure
+
+
+def test_an_incumbent_that_runs_slower_than_it_was_kept_at_is_replaced_by_its_record() -> None:
+    # Red team rounds 9 and 10: a module slow as the incumbent only (it told the roles apart) made an honest
+    # candidate at a third of its speed a KEEP at "7.7x the incumbent". Where the incumbent runs outside AGREEMENT
+    # of the speedup it was kept at, the candidate is compared with that record instead.
+    slow_incumbent = _result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0], [100.0, 50.0, 3.0])  # 0.4x here; kept at 4x
+    verdict = judge(ChildResult.model_validate(slow_incumbent), PROBLEM, WORKLOADS, THRESHOLDS, CEILINGS, True,
+                    incumbent_speedup=12.0)
+    assert verdict.decision == "REVERT" and verdict.vs_incumbent == pytest.approx(4.0 / 12.0)
+    assert "the incumbent's recorded speedup (the incumbent ran at 0.40x the reference here" in verdict.reason
+    kept = judge(ChildResult.model_validate(slow_incumbent), PROBLEM, WORKLOADS, THRESHOLDS, CEILINGS, True,
+                 incumbent_speedup=3.5)  # the candidate, 4x here, beats the record
+    assert kept.decision == "KEEP" and kept.vs_incumbent == pytest.approx(4.0 / 3.5)
+    # Within AGREEMENT of its record the paired comparison stands, and says so.
+    paired = judge(ChildResult.model_validate(_result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0], [11.0, 5.5, 3.0])),
+                   PROBLEM, WORKLOADS, THRESHOLDS, CEILINGS, True, incumbent_speedup=3.8)
+    assert paired.decision == "KEEP" and "95% CI" in paired.reason
+    # Dropped (broken, or wrong in its audited calls), the record is the bar too.
+    dropped = {**_result([10.0, 5.0, 3.0], [40.0, 20.0, 9.0]), "incumbent_failure": "returned a wrong output"}
+    verdict = judge(ChildResult.model_validate(dropped), PROBLEM, WORKLOADS, THRESHOLDS, CEILINGS, True,
+                    incumbent_speedup=5.0)
+    assert verdict.decision == "REVERT"
+    assert "(the incumbent was dropped here (returned a wrong output))" in verdict.reason

@@ -659,6 +659,18 @@ def test_only_those_knobs(snippet: str, needle: str) -> None:
         # A Triton kernel's source other than the one the gate read (Inductor pastes a user kernel's source).
         ("import triton\n@triton.jit\ndef k(x):\n    pass\nk._unsafe_update_src('pass')", "_unsafe_update_src"),
         ("import triton\n@triton.jit\ndef k(x):\n    pass\nk._src = 'pass'", "_src"),
+        # Round 10: the same settings by spellings the checks could not read.
+        ("import torch\nf = torch.compile(abs, options={'cpp_' + 'wrapper': True})", "computed key"),
+        ("import torch\nK = 'cpp_wrapper'\nf = torch.compile(abs, options={K: True})", "sets cpp_wrapper"),
+        ("import torch\nK = 'cpp_wrapper'\nwith torch._inductor.config.patch(**{K: True}):\n    pass",
+         "computed values or keys"),
+        ("import torch\nK = 'cpp_wrapper'\nwith torch._inductor.config.patch(K, True):\n    pass", "sets cpp_wrapper"),
+        ("import torch\nimport functools\nc = functools.partial(torch.compile, options={'cpp_wrapper': True})",
+         "other than by calling it"),
+        ("import torch\nA = 'native -w'\nB = 'rapper x'\ntorch._inductor.config.cpp.march = A + B", "arithmetic"),
+        ("import torch\nA = 'native -x'\nf = torch.compile(abs, options={'cpp.march': (A,)})", "cpp.march to the"),
+        ("import torch\nf = torch.compiler.compile(abs, options={'cpp_wrapper': True})", "sets cpp_wrapper"),
+        ("import torch\nf = torch.compiler.load_compiled_function", "load_compiled_function"),
     ],
 )
 def test_a_setting_s_text_never_reaches_a_compiler(snippet: str, needle: str) -> None:
@@ -674,6 +686,10 @@ def test_a_setting_s_text_never_reaches_a_compiler(snippet: str, needle: str) ->
         ("def f(x):\n    return '{0:{1.f_globals}}'.format(x, x)", "f_globals in a format string"),
         ("def f(x):\n    return '{x.gi_frame}'.format_map({'x': x})", "gi_frame in a format string"),
         ("import logging\nframe = logging.currentframe()", "currentframe"),
+        # Round 10: a template built at run time, which no reading of literals could check.
+        ("def f(x):\n    return ('{0.f_' + 'back}').format(x)", "template built at run time"),
+        ("T = '{0.f_' + 'back}'\ndef f(x):\n    return T.format(x)", "template built at run time"),
+        ("import string\ndef f(t, x):\n    return string.Formatter().vformat(t, (x,), {})", "built at run time"),
     ],
 )
 def test_format_templates_and_frame_getters_are_read_as_attributes(snippet: str, needle: str) -> None:

@@ -23,6 +23,7 @@ import json
 import math
 import os
 import random
+import secrets
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -909,9 +910,11 @@ def fork_workers() -> dict[str, RemoteRole]:
     process is made not dumpable, so the workers, running as the same user, cannot read its memory. It is their
     subreaper: a process their code starts and orphans comes to it, where RemoteRole sees it."""
     process.prctl(process.PR_SET_CHILD_SUBREAPER, 1)
-    workers = {role: RemoteRole.fork(role) for role in WORKER_ROLES}
+    # In a random order: forked in a fixed one, a worker's PID against its parent's told the incumbent from the
+    # candidate (red team round 10).
+    forked = {role: RemoteRole.fork(role) for role in secrets.SystemRandom().sample(WORKER_ROLES, len(WORKER_ROLES))}
     process.prctl(process.PR_SET_DUMPABLE, 0)
-    return workers
+    return {role: forked[role] for role in WORKER_ROLES}
 
 
 def run_spec_file(spec_path: str) -> int:
