@@ -197,7 +197,7 @@ def judge(
     over_baseline, held_out_over_baseline = _geomeans(results, "speedup_over_baseline")
     suspicious, suspects = _suspicion(results, floors, thresholds.suspicious_speedup)
     gains = {"speedup_over_baseline": over_baseline, "held_out_speedup_over_baseline": held_out_over_baseline}
-    if has_incumbent and (why := _incumbent_astray(result, results, incumbent_speedup)) is not None:
+    if has_incumbent and (why := _incumbent_astray(result, results, floors, incumbent_speedup)) is not None:
         return _against_record(why, speedup, incumbent_speedup, thresholds,
                                Verdict("REVERT", "", True, speedup, held_out_speedup, None, results,
                                        suspicious=suspicious, suspects=suspects, **gains))
@@ -222,20 +222,21 @@ def judge(
     return replace(verdict, reason=f"slower: {shown}")
 
 
-def _incumbent_astray(result: ChildResult, results: tuple[WorkloadResult, ...],
+def _incumbent_astray(result: ChildResult, results: tuple[WorkloadResult, ...], floors: dict[int, float],
                       recorded: float | None) -> str | None:
     """Why the incumbent in this child is no fair bar, or None: it was dropped (it broke, or its audited timed
     outputs were wrong), or it ran outside AGREEMENT of the speedup it was kept at. The incumbent is untrusted code
     as the candidate is: slow or wrong as the incumbent only, it would make every candidate after it win or lose."""
     if result.incumbent_failure:
         return f"the incumbent was dropped here ({result.incumbent_failure[:160]})"
-    seen = [w.ref_time_us / w.incumbent_time_us for w in results
-            if not w.held_out and w.ref_time_us and w.incumbent_time_us]
-    visible = sum(1 for w in results if not w.held_out)
-    if recorded and seen and len(seen) == visible and not _agree(recorded, float(np.exp(np.mean(np.log(seen))))):
-        return (f"the incumbent ran at {float(np.exp(np.mean(np.log(seen)))):.2f}x the reference here, "
-                f"outside {AGREEMENT:g}x of the {recorded:.2f}x it was kept at")
-    return None
+    seen = [_incumbent_speedup(w, floors[w.index]) for w in results if not w.held_out]
+    if not recorded or not seen or not all(seen):
+        return None
+    here = geometric_mean(seen)
+    if _agree(recorded, here):
+        return None
+    return f"the incumbent ran at {here:.2f}x the reference here, outside {AGREEMENT:g}x of the {recorded:.2f}x it " \
+           "was kept at"
 
 
 def _against_record(why: str, speedup: float | None, recorded: float | None, thresholds: Thresholds,

@@ -434,6 +434,11 @@ def _a_setting(path: str) -> bool:
     return path in SETTINGS or any(path.startswith(prefix) for prefix in SETTING_NAMESPACES)
 
 
+def _settings_patch(path: str) -> bool:
+    """Whether ``path`` is a configuration's ``patch`` (its arguments are settings)."""
+    return path.endswith(".patch") and _a_setting(path)
+
+
 def _setting_key(path: str) -> str:
     """A setting's key within its namespace (``torch._inductor.config.cpp.march`` -> ``cpp.march``)."""
     return next((path.removeprefix(prefix) for prefix in SETTING_NAMESPACES if path.startswith(prefix)), path)
@@ -818,7 +823,7 @@ class _Checker:
             return None
         if (module or path in ATTRIBUTE_ONLY_MODULES) and id(node) not in self.bases:
             return f"uses {path} as a value (it is used only through its attributes)"
-        if ((path in COMPILE_ENTRIES or (path.endswith(".patch") and _a_setting(path)))
+        if ((path in COMPILE_ENTRIES or _settings_patch(path))
                 and id(node) not in self.callees and id(node) not in self.decorators):
             return f"uses {path} other than by calling it (the settings it is given are read only in a call)"
         member = path[14:] if path.startswith("torch.library.") else ""
@@ -939,7 +944,7 @@ class _Checker:
             if any(not self.literal(given[key]) for key in ("backend", "options") if key in given):
                 return f"calls {path} with a computed backend or options (only names of torch's own, as literals)"
             return self.settings_violation(given["options"], "") if "options" in given else None
-        if path.endswith(".patch") and _a_setting(path):
+        if _settings_patch(path):
             values = [*call.args, *(k.value for k in call.keywords)]
             if not all(map(self.literal, values)) or any(k.arg is None for k in call.keywords):
                 return f"calls {path} with computed values or keys"
@@ -979,9 +984,10 @@ class _Checker:
     def keyed_setting_violation(self, prefix: str, key: ast.expr, value: ast.expr) -> str | None:
         """A setting named by ``key``: a string literal, or a constant's name bound only to string literals
         (``"cpp_" + "wrapper"`` would name a setting no check could read)."""
-        names = [literal.value for literal in self._constant_literals(key)
+        literals = self._constant_literals(key)
+        names = [literal.value for literal in literals
                  if isinstance(literal, ast.Constant) and isinstance(literal.value, str)]
-        if not names or len(names) != len(self._constant_literals(key)):
+        if not names or len(names) != len(literals):
             return f"names a setting by a computed key ({ast.unparse(key)[:40]}: only string literals)"
         return next(filter(None, (self.setting_value_violation(f"{prefix}{name}", value) for name in names)), None)
 
