@@ -823,6 +823,9 @@ class _Checker:
             return None
         if (module or path in ATTRIBUTE_ONLY_MODULES) and id(node) not in self.bases:
             return f"uses {path} as a value (it is used only through its attributes)"
+        if _a_setting(path) and any(part.startswith("_") for part in _setting_key(path).split(".")):
+            # A configuration's own machinery (`_config[...]`, `_set_alias_val`) sets a knob past every check here.
+            return f"reaches {path} (a configuration's private member)"
         if ((path in COMPILE_ENTRIES or _settings_patch(path))
                 and id(node) not in self.callees and id(node) not in self.decorators):
             return f"uses {path} other than by calling it (the settings it is given are read only in a call)"

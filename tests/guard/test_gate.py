@@ -671,6 +671,9 @@ def test_only_those_knobs(snippet: str, needle: str) -> None:
         ("import torch\nA = 'native -x'\nf = torch.compile(abs, options={'cpp.march': (A,)})", "cpp.march to the"),
         ("import torch\nf = torch.compiler.compile(abs, options={'cpp_wrapper': True})", "sets cpp_wrapper"),
         ("import torch\nf = torch.compiler.load_compiled_function", "load_compiled_function"),
+        # A configuration's own machinery sets a knob past the checks on assignments, options and patches.
+        ("import torch\ntorch._inductor.config._config['cpp_wrapper'].user_override = True", "private member"),
+        ("import torch\ntorch._inductor.config._set_alias_val('cpp_wrapper', True)", "private member"),
     ],
 )
 def test_a_setting_s_text_never_reaches_a_compiler(snippet: str, needle: str) -> None:
