@@ -5,8 +5,9 @@
                                     [--catalogue-from WHOLE_CATALOGUE.json]
 
 On a GPU every part runs; on the CPU the CUDA-only ones are left out (the C++ KernelBench candidate, the C++ cache
-build and the CPU catalogue entries stand in). Each part is written as soon as it ends, so a run cut short keeps
-what it measured.
+build and the CPU catalogue entries stand in). Each part is written as soon as it ends, and a rerun on the same
+OUT.json runs only the parts it lacks (a kept part notes the date and commit it was measured on), so a run cut short
+loses nothing.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 KERNELBENCH = ROOT / "tests" / "fixtures" / "kernelbench"
 KERNELBENCH_EXAMPLES = {"cuda": ["model_new_add_cuda.py"], "cpu": ["model_new_add_cpp.py"]}
 NATIVE_SEEDS = [("rmsnorm", "seed_nvrtc.py"), ("gemm_residual", "seed_cublaslt.py")]  # CUDA C++: GPU only
+# the same problems' Triton seeds, judged beside them: what a native candidate costs the guard against a Triton one
+TRITON_SEEDS = [(problem, "seed.py") for problem, _ in NATIVE_SEEDS]
 PARTS = ("catalogue", "kernelbench", "cache", "seeds")
 # What each eval keeps: its verdict and what it cost the guard (in total and per phase: load, compile, timing, ...).
 EVAL_FIELDS = ("verdict", "reason", "speedup", "guard_seconds", "guard_phases")
@@ -91,7 +94,7 @@ def build_seconds(device: str) -> dict[str, Any]:
 
 def seeds(device: str) -> dict[str, Any]:
     judged = {}
-    for problem, seed in NATIVE_SEEDS if device == "cuda" else []:
+    for problem, seed in [*NATIVE_SEEDS, *TRITON_SEEDS] if device == "cuda" else []:
         verdict = guard_eval(problem, str(ROOT / "problems" / problem / seed), device)
         judged[f"{problem}/{seed}"] = {key: verdict.get(key) for key in (*EVAL_FIELDS, "speedup_over_baseline")}
     return judged
@@ -108,6 +111,13 @@ def main() -> None:
     args = parser.parse_args()
     document: dict[str, Any] = {**environment(torch.device(args.device)), "benchmark": "native code (issue 27)",
                                 "command": "python bench/native.py " + " ".join(sys.argv[1:])}
+    if args.out.is_file():  # resume: keep the parts an earlier (cut-short) run on this kind of device measured
+        earlier = json.loads(args.out.read_text())
+        if earlier["device"]["name"] != document["device"]["name"]:
+            raise SystemExit(f"{args.out} holds figures of a {earlier['device']['name']}, not this device")
+        kept = {part: {**earlier[part], "measured": {key: earlier[key] for key in ("date", "commit")}}
+                for part in PARTS if part in earlier}
+        document.update(kept)
 
     def save() -> None:
         found = document.get("catalogue", {}).get("headline", {})
@@ -123,7 +133,7 @@ def main() -> None:
                  "kernelbench": lambda: kernelbench(args.device), "cache": lambda: build_seconds(args.device),
                  "seeds": lambda: seeds(args.device)}
         for part in PARTS:
-            if part in args.skip:
+            if part in args.skip or part in document:
                 continue
             started = time.monotonic()
             document[part] = {**steps[part](), "wall_s": round(time.monotonic() - started, 1)}
