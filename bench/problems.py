@@ -5,7 +5,7 @@ its time, the seed over it). Results are saved after each workload, and a rerun 
 only what is missing, so a run cut short loses nothing.
 
     python bench/problems.py OUT.json [--problems NAME ...] [--no-max-autotune] [--no-baseline]
-                                      [--redo-baseline NAME ...]
+                                      [--redo-baseline NAME ...] [--baseline-only]
                                       [--compile-cap SECONDS] [--gpus N]
 
 With --gpus N, N problems are measured at once, each in a process of its own pinned to a GPU of its own and
@@ -195,6 +195,8 @@ def main() -> None:
                         help="measure these problems' baselines again, replacing the earlier ones")
     parser.add_argument("--baseline-chunk", type=int, default=None, metavar="N",
                         help="workloads per baseline eval, saved after each (default: all in one)")
+    parser.add_argument("--baseline-only", action="store_true",
+                        help="measure only each workload's baseline (the guard's eval of the seed), no other role")
     parser.add_argument("--compile-cap", type=float, default=180.0, help="seconds per torch.compile mode and shape")
     parser.add_argument("--gpus", type=int, default=1, help="problems measured at once, one GPU each")
     args = parser.parse_args()
@@ -224,12 +226,18 @@ def main() -> None:
             result["problems"][name] = measured
             args.out.write_text(json.dumps(result, indent=1) + "\n")
 
-        save(measure_problem(problem, device, ceilings, args, result["problems"].get(problem.name), save))
+        earlier = result["problems"].get(problem.name)
+        if args.baseline_only:  # rows that hold each workload's baseline alone (another card's full table exists)
+            save(earlier or {"category": problem.category, "kernel_type": problem.kernel_type, "baseline_only": True,
+                             "workloads": [{"axes": workload.axes, "held_out": workload.held_out}
+                                           for workload in problem.workloads_for(device.type)]})
+        else:
+            save(measure_problem(problem, device, ceilings, args, earlier, save))
         if not args.no_baseline:
             add_baseline(problem, device, result["problems"][problem.name],
                          lambda name=problem.name: save(result["problems"][name]), name in args.redo_baseline,
                          args.baseline_chunk)
-        print(problem.name, result["problems"][problem.name]["seconds"], "s", flush=True)
+        print(problem.name, result["problems"][problem.name].get("seconds"), "s", flush=True)
 
 
 def _partial(out: Path, name: str) -> Path:
