@@ -87,6 +87,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arcengine.guard.child.settings_watch import CODEGEN_SETTINGS, STRING_SETTINGS
 from arcengine.guard.shadowing import shadowed_uses
 
 # Modules refused by any path (a name here refuses its submodules too).
@@ -340,26 +341,6 @@ STRICT_SETTINGS = {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudn
                    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"}
 SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.",
                       "torch.compiler.config.", "triton.knobs.autotuning.")
-# The settings that take a string, each with the strings it may take: names of torch's own choices, never text
-# that could become a flag, a path or a program (Inductor passes settings such as cpp.march and
-# cpp.enable_floating_point_contract_flag to the C++ compiler's command line). Keys are relative to their namespace.
-STRING_SETTINGS = {
-    "max_autotune_gemm_backends": re.compile(r"[A-Z]+(,[A-Z]+)*"),
-    "max_autotune_conv_backends": re.compile(r"[A-Z]+(,[A-Z]+)*"),
-    "max_autotune_gemm_search_space": re.compile(r"DEFAULT|EXHAUSTIVE"),
-    "max_autotune_flex_search_space": re.compile(r"DEFAULT|EXHAUSTIVE"),
-    "triton.descriptive_names": re.compile(r"original_aten|torch|inductor_node"),
-    "cpp.descriptive_names": re.compile(r"original_aten|torch|inductor_node"),
-    "memory_pool": re.compile(r"none|intermediates|outputs|combined"),
-    "mixed_mm_choice": re.compile(r"default|triton|aten|heuristic"),
-    "cpu_backend": re.compile(r"cpp|triton"),
-    "cuda_backend": re.compile(r"triton"),
-    "cache_key_tag": re.compile(r"[\w.-]*"),  # torch.compiler.config's: a name in cache keys, never a command
-}
-# Settings that make Inductor write its wrapper as C++ (or build an AOT package): it pastes the graph's values into
-# that C++ unescaped (a custom op's string argument ran C++ of the candidate's in the worker: red team round 8), so
-# they would make a plain torch.compile candidate native. Refused by key, with any value.
-CODEGEN_SETTINGS = re.compile(r"cpp_wrapper(_.*)?|aot_inductor(_mode)?\..*")
 # torch.compile by its names: its options are settings. Used other than by a call or as a decorator (handed to
 # functools.partial, say) its options would go unread.
 COMPILE_ENTRIES = {"torch.compile", "torch.compiler.compile"}
@@ -784,8 +765,15 @@ class _Checker:
         return None
 
     def match_violation(self, node: ast.MatchClass) -> str | None:
-        why = next(filter(None, map(_refused_name, node.kwd_attrs)), None)
-        return f"{why} in a match pattern" if why else None
+        """A class pattern's keywords read attributes of whatever the subject is (``case object(sys=s)`` is
+        ``getattr(subject, "sys")``), where no path says what they reach: a module's name or a private member is
+        refused there, as every name refused in an attribute is."""
+        for name in node.kwd_attrs:
+            if name in MODULE_NAMES or (name.startswith("_") and not _dunder(name)):
+                return f"reads {name} through a match pattern (a module or a private member, reached from a value)"
+            if why := _refused_name(name):
+                return f"{why} in a match pattern"
+        return None
 
     def keyword_violation(self, node: ast.keyword) -> str | None:
         name = node.arg or ""

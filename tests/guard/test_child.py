@@ -9,6 +9,7 @@ import math
 import os
 import random
 import re
+import secrets
 import socket
 import subprocess
 import sys
@@ -1044,7 +1045,7 @@ def test_a_sample_of_a_shape_that_is_not_one_is_refused(fake_worker: FakeWorker)
 def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused(fake_worker: FakeWorker) -> None:
     remote, worker_end = fake_worker
     for times, failure, seeds, accepted in (
-            ([1.0, 2.0], None, [7, 8], True), ([1.0], "raised", [7, 8], True), ([1.0], "raised", [7], True),
+            ([1.0, 2.0], None, [7, 8], True), ([1.0], "raised", [9, 10], True), ([1.0], "raised", [11], True),
             ([1.0], None, [7], False), ([1.0, 2.0, 3.0], None, [7, 8, 9], False), ([1.0, -2.0], None, [7, 8], False),
             (["1"], "raised", [7], False),
             ([1.0, 2.0], None, [7], False), ([1.0, 2.0], None, None, False), ([1.0, 2.0], None, [7, "8"], False),
@@ -1058,6 +1059,28 @@ def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused(fake_worker: F
             with pytest.raises(WorkerLost, match="times that are not"):
                 remote.time({"seeds": [1, 2]}, 5.0)
         assert channel.receive(worker_end, 5.0)[0]["op"] == "time"
+
+
+def test_a_timed_calls_seed_that_comes_again_is_refused(fake_worker: FakeWorker) -> None:
+    # Red team round 11: the worker's seed source rebound (sys reached past the gate), so every timed call got one
+    # input and a cache answered it. 62 random bits never repeat: a repeat, in a block or across blocks, is refused.
+    remote, worker_end = fake_worker
+    for seeds, accepted in (([7, 8], True), ([9, 9], False), ([10, 11], True), ([12, 7], False)):
+        channel.send(worker_end, {"id": remote.requests + 1, "times": [1.0, 2.0], "failure": None, "seeds": seeds})
+        if accepted:
+            assert remote.time({"seeds": [1, 2]}, 5.0).seeds == seeds
+        else:
+            with pytest.raises(WorkerLost, match="seed came again"):
+                remote.time({"seeds": [1, 2]}, 5.0)
+        channel.receive(worker_end, 5.0)
+
+
+def test_the_workers_seeds_do_not_come_from_a_module_the_candidate_can_rebind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secrets, "randbits", lambda bits: 7)
+    monkeypatch.setattr(os, "urandom", lambda count: bytes(count))
+    seeds = {worker._fresh_seed() for _ in range(4)}
+    assert len(seeds) == 4 and all(0 <= seed < 1 << 62 for seed in seeds)
 
 
 def test_tensors_cross_the_channel_as_bytes_and_bad_metadata_is_refused() -> None:
@@ -1499,3 +1522,36 @@ def test_a_reply_leaves_the_device_before_the_worker_opens_its_wait(monkeypatch:
     assert order == ["wait closes", "copied", "wait opens"]
     header, payload = channel.receive(judge_end, timeout_s=5)
     assert header["id"] == 1 and bytes(payload) == bytes(range(4))
+
+
+def test_a_result_is_read_by_identity_so_none_of_its_code_runs_in_the_harness() -> None:
+    # Red team round 11: a set lookup hashes and compares, and the candidate's own __hash__ or __eq__ ran there,
+    # after the clock (a metaclass that called its class tuple; a __dict__ key whose hash computed the answer).
+    ran: list[str] = []
+
+    class PosesAsTuple(type):
+        def __hash__(cls) -> int:
+            ran.append("hash")
+            return hash(tuple)
+
+        def __eq__(cls, other: object) -> bool:
+            ran.append("eq")
+            return other is tuple
+
+    class Later(metaclass=PosesAsTuple):
+        def __iter__(self) -> Iterator[int]:
+            ran.append("iter")
+            return iter(())
+
+    class Key:
+        def __hash__(self) -> int:
+            ran.append("key hash")
+            return 0
+
+    tensor = torch.ones(2)
+    tensor.__dict__[Key()] = None  # type: ignore[index]
+    ran.clear()  # its hash as it went in
+    assert "not exactly torch.Tensor" in (correctness.returned_failure(Later()) or "")
+    assert not correctness.is_sequence(Later())
+    assert "no plain string" in (correctness.returned_failure(tensor) or "")
+    assert ran == []

@@ -121,7 +121,13 @@ TENSOR_MEMBERS = frozenset(dir(torch.Tensor))
 
 
 def is_sequence(value: object) -> bool:
-    return type(value) in SEQUENCES
+    return _one_of(type(value), SEQUENCES)
+
+
+def _one_of(kind: type, kinds: frozenset[type]) -> bool:
+    """Whether ``kind`` is one of ``kinds``, by identity: ``kind in kinds`` would hash it and compare, and a
+    metaclass's __hash__ and __eq__ run the candidate's code there (and can make any class read as tuple)."""
+    return any(kind is known for known in kinds)
 
 
 def returned_failure(out: object) -> str | None:
@@ -130,7 +136,7 @@ def returned_failure(out: object) -> str | None:
     for i, item in enumerate(items):
         kind = type(item)
         where = f"output {i}" if is_sequence(out) else "output"
-        if kind is not torch.Tensor and kind not in SCALARS:
+        if kind is not torch.Tensor and not _one_of(kind, SCALARS):
             return f"{where} is {kind.__module__}.{kind.__qualname__}, not exactly torch.Tensor (or a tuple of them)"
         if kind is torch.Tensor and (name := shadowed(item)):  # type: ignore[arg-type]
             return f"{where} {name}"
@@ -145,6 +151,8 @@ def shadowed(t: torch.Tensor) -> str | None:
     own = vars(t)
     if type(own) is not dict:
         return "has a __dict__ that is no plain dict"
+    if any(type(name) is not str for name in dict.keys(own)):  # before anything hashes them: a key's __hash__ is
+        return "has a key in its __dict__ that is no plain string"  # code (round 11: it computed the answer)
     names = TENSOR_MEMBERS.intersection(dict.keys(own))
     return f"has torch.Tensor.{min(names)} set on the tensor itself (it would run where the harness calls it)" \
         if names else None

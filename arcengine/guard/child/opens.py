@@ -92,6 +92,13 @@ def refusal() -> str | None:
     return _refused[0] if _refused else None
 
 
+def refuse(reason: str) -> None:
+    """Refuse what untrusted code is doing now: kept (the role fails even where the module caught the error) and
+    raised."""
+    _refused.append(reason)
+    raise PermissionError(reason)
+
+
 def _hook(event: str, args: tuple[object, ...]) -> None:
     if event == "open" and args:
         reason = _refused_open(*args[:3])
@@ -110,8 +117,7 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
     else:
         return
     if reason is not None:
-        _refused.append(reason)
-        raise PermissionError(reason)
+        refuse(reason)
 
 
 def _refused_global(module: str, name: str) -> str | None:

@@ -69,6 +69,7 @@ class RemoteRole:
         self.requests = 0  # each request's number, which its reply must carry back
         self.memory: DeviceMemoryWatch | None = None  # set for untrusted roles on a GPU once they have loaded
         self._trimming = False  # a trim's own reply is judged as it is, not trimmed again
+        self.seeds: set[int] = set()  # every timed call's seed so far: 62 random bits never repeat
 
     @classmethod
     def fork(cls, role: str) -> RemoteRole:
@@ -187,6 +188,11 @@ class RemoteRole:
                 or any(type(seed) is not int or not 0 <= seed < 1 << 62 for seed in seeds)):
             self.kill()
             raise WorkerLost("broke the harness's protocol (times that are not its calls')")
+        if len(self.seeds.union(seeds)) != len(self.seeds) + len(seeds):  # its inputs were not drawn afresh
+            self.kill()
+            raise WorkerLost("broke the harness's protocol (a timed call's seed came again: its inputs were not "
+                             "fresh)")
+        self.seeds.update(seeds)
         return Timed([float(us) for us in times], str(failure) if failure is not None else None, seeds)
 
     def audit(self, samples: Sequence[int | None], seal: bool, timeout_s: float, max_payload: int) -> list[Reply]:

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from os import urandom as _urandom
 from pathlib import Path
 from time import perf_counter
 from types import FrameType, ModuleType
@@ -53,6 +54,7 @@ from arcengine.guard.child import (
     opens,
     precompile,
     process,
+    settings_watch,
     threads,
     timing,
 )
@@ -270,6 +272,7 @@ class Worker:
         if self.role in CANDIDATE_ROLES:  # untrusted code may touch no process that judges it, from here on
             confine.shield(set(command.get("protect") or ()) - {os.getpid()})
             opens.install()
+            settings_watch.install()
             frozen.freeze_tensor()
         if _builds_native(self.source):  # before the compiler forks: it builds, and the import then only loads
             native_build.install(native_build.BUILD_LIMIT_S["compiler" if command.get("precompile") else "import"])
@@ -407,7 +410,7 @@ class Worker:
         def made(_: int) -> _Made:
             """A call's inputs from a seed drawn now, their snapshot (the judge asks for one where it matters, the
             candidate's calls: it costs a copy of every input) and, destination-passing, its own outputs."""
-            seed = secrets.randbits(62)
+            seed = _fresh_seed()
             inputs = self._inputs(axes, seed, "normal")
             outputs = self._destinations(command)
             return _Made(seed, inputs, correctness.snapshot_inputs(inputs) if check_inputs else None, outputs,
@@ -567,6 +570,13 @@ class Worker:
         self.served, self.served_count = {}, {}
         return {"timer": {**(timer.diagnostics() if timer else {}), **served},
                 "kind": timer.kind if timer else None}, []
+
+
+def _fresh_seed() -> int:
+    """A timed call's seed, 62 bits from the kernel's generator through a function bound when this module loaded:
+    the candidate shares the process, and ``secrets.randbits`` rebound through ``sys.modules`` made every timed
+    call's inputs one input a cache answered (red team round 11)."""
+    return int.from_bytes(_urandom(8), "little") >> 2
 
 
 def _harness_files() -> tuple[str, ...]:

@@ -1,0 +1,103 @@
+"""torch.compile's settings as an untrusted worker sets them, checked at run time whatever the spelling.
+
+The gate reads settings where the source spells them (guard/gate.py); a key or value built at run time, a setting
+reached through a helper torch offers (``functools.partial`` of torch.compile with ``options``, a configuration's
+``load_config``) or one the gate has no rule for reaches the same place: every configuration module of torch
+(Inductor's, dynamo's, functorch's, torch.compiler's) is an instance of one class, and each write to any of them,
+``patch`` and torch.compile's ``options`` included, goes through that class's ``__setattr__``. Wrapped there, before
+the module is imported, a write is refused (and the role fails, through guard/child/opens.py) where it:
+
+- turns on a setting that makes Inductor write C++ with the graph's values pasted in (CODEGEN_SETTINGS), or
+- puts a string that is not one of torch's own choices (STRING_SETTINGS) into any setting: Inductor hands some
+  of them to a compiler's command line.
+
+A write back to a setting's default passes, so a patch's exit restores what it found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from arcengine.guard.child import opens
+
+# The settings that take a string, each with the strings it may take: names of torch's own choices, never text
+# that could become a flag, a path or a program (Inductor passes settings such as cpp.march and
+# cpp.enable_floating_point_contract_flag to the C++ compiler's command line). Keys are relative to their
+# configuration module.
+STRING_SETTINGS = {
+    "max_autotune_gemm_backends": re.compile(r"[A-Z]+(,[A-Z]+)*"),
+    "max_autotune_conv_backends": re.compile(r"[A-Z]+(,[A-Z]+)*"),
+    "max_autotune_gemm_search_space": re.compile(r"DEFAULT|EXHAUSTIVE"),
+    "max_autotune_flex_search_space": re.compile(r"DEFAULT|EXHAUSTIVE"),
+    "triton.descriptive_names": re.compile(r"original_aten|torch|inductor_node"),
+    "cpp.descriptive_names": re.compile(r"original_aten|torch|inductor_node"),
+    "memory_pool": re.compile(r"none|intermediates|outputs|combined"),
+    "mixed_mm_choice": re.compile(r"default|triton|aten|heuristic"),
+    "cpu_backend": re.compile(r"cpp|triton"),
+    "cuda_backend": re.compile(r"triton"),
+    "cache_key_tag": re.compile(r"[\w.-]*"),  # torch.compiler.config's: a name in cache keys, never a command
+}
+# Settings that make Inductor write its wrapper as C++ (or build an AOT package): it pastes the graph's values into
+# that C++ unescaped (a custom op's string argument ran C++ of the candidate's in the worker: red team round 8), so
+# they would make a plain torch.compile candidate native.
+CODEGEN_SETTINGS = re.compile(r"cpp_wrapper(_.*)?|aot_inductor(_mode)?\..*")
+
+
+def refused_setting(key: str, value: object, default: object = None) -> str | None:
+    """Why setting ``key`` (relative to its configuration module) to ``value`` is refused, or None."""
+    if _same(value, default):  # what torch starts with, or a patch putting back what it found
+        return None
+    if CODEGEN_SETTINGS.fullmatch(key) and not (value is False or value is None):
+        return f"sets {key} (Inductor would write C++ with the graph's values pasted in, unescaped)"
+    choices = STRING_SETTINGS.get(key)
+    for text in _strings(value):
+        if type(text) is not str or choices is None or not choices.fullmatch(text):
+            allowed = "" if choices is None else f": only {choices.pattern}"
+            shown = repr(text[:40]) if type(text) in (str, bytes) else "of a str subclass"
+            return f"sets {key} to the string {shown} (a setting's text can reach a compiler's command line{allowed})"
+    return None
+
+
+def install() -> None:
+    """Check every write to torch's configuration modules from now on; call before any untrusted module is
+    imported (a fork inherits the check)."""
+    from torch.utils._config_module import ConfigModule
+
+    write = ConfigModule.__setattr__
+
+    def checked(config: Any, name: str, value: object) -> None:
+        entry = config._config.get(name) if isinstance(config._config, dict) else None
+        if entry is not None and (why := refused_setting(name, value, entry.default)):
+            opens.refuse(f"{why}, at run time in {config.__name__}")
+        write(config, name, value)
+
+    ConfigModule.__setattr__ = checked  # type: ignore[method-assign]
+
+
+def _same(value: object, default: object) -> bool:
+    """Whether ``value`` is ``default`` or an equal copy of it, compared by exact built-in types only: a str
+    subclass's __eq__ could call any text its default."""
+    if value is default:
+        return True
+    kind = type(value)
+    if kind is not type(default):
+        return False
+    if kind in (bool, int, float, str, bytes):
+        return value == default
+    if kind in (tuple, list):
+        return len(value) == len(default) and all(map(_same, value, default))  # type: ignore[arg-type]
+    return False
+
+
+def _strings(value: object) -> Iterator[str | bytes]:
+    """The strings in a setting's value, inside containers too (``cpp.cxx`` is a tuple of strings)."""
+    if isinstance(value, str | bytes):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.items():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple | set | frozenset):
+        for item in value:
+            yield from _strings(item)
