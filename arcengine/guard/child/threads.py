@@ -25,6 +25,8 @@ from typing import NamedTuple
 
 import torch
 
+from arcengine.guard.child import modes
+
 TASKS = "/proc/self/task"
 
 
@@ -122,10 +124,15 @@ class Watch:
 
     def __call__(self, *args: object) -> object:
         self.before = census()
+        state = modes.read()
         out = self.fn(*args)
         more = grown(self.before, census())
+        left = modes.changed(state, modes.read())
         if more is not None and self.enforce:
             raise LeftRunning(f"{self.role} left a thread running after returning ({more})")
+        if left is not None and self.enforce:
+            raise LeftRunning(f"{self.role} left {left} pushed after returning (it would run in the harness's own "
+                              "operations, after the clock)")
         return out
 
     def after_close(self) -> str | None:
