@@ -170,9 +170,12 @@ STDLIB_ALLOWED = frozenset({
 # Names torch, numpy and triton use for functions or submodules of their own (Tensor.chunk, torch.select,
 # torch.signal, torch.jit.trace, torch.profiler.profile, a script module's .code, Timer.timeit): not module names.
 _OWN_NAMES = {"chunk", "select", "signal", "code", "trace", "profile", "resource", "timeit"}
+# Windows' modules: no object holds one where the guard runs (Linux), and honest fields bear their names (`self.nt`,
+# a number of tiles).
+_ELSEWHERE = {"nt", "msvcrt", "winreg", "winsound"}
 MODULE_NAMES = ({"sys", "os", "io", "gc", "bltns"} | {m for m in FORBIDDEN_MODULES if "." not in m}
-                | {m for m in STDLIB_MODULES - STDLIB_ALLOWED if not m.startswith("_")}) - _OWN_NAMES
-RENAMED_MODULES = {"posix": "os", "nt": "os", "_io": "io", "bltns": "builtins"}  # enum.bltns is builtins
+                | {m for m in STDLIB_MODULES - STDLIB_ALLOWED if not m.startswith("_")}) - _OWN_NAMES - _ELSEWHERE
+RENAMED_MODULES = {"posix": "os", "_io": "io", "bltns": "builtins"}  # enum.bltns is builtins
 # Third-party packages a candidate may import: PyTorch and the kernel libraries written for it. Any other installed
 # package is refused, since installed packages turn strings into code in ways no list of refusals keeps up with
 # (fsspec imports a class named by a string, execnet runs source in a new interpreter, pydantic evaluates annotations).
@@ -183,7 +186,7 @@ THIRD_PARTY_MODULES = frozenset({
     "mamba_ssm", "causal_conv1d", "triton_kernels", "quack", "thunderkittens", "nvtx", "ml_dtypes", "packaging",
     "typing_extensions",
 })
-KNOWN_ROOTS = STDLIB_ALLOWED | THIRD_PARTY_MODULES | {"posix", "nt", "_io"}
+KNOWN_ROOTS = STDLIB_ALLOWED | THIRD_PARTY_MODULES | {"posix", "_io"}
 # The private submodules of these libraries are refused but for ALLOWED_PRIVATE_MODULES: they hold helpers that
 # import a module named by a string computed at run time (torch._utils._import_dotted_name, trace_rules' loaders,
 # ...), which would hand candidate code gc, sys or the harness. Their private functions stay allowed (torch._scaled_mm).
@@ -334,7 +337,8 @@ SUSPICIOUS_ATTRIBUTES = {
 # Knobs an honest kernel sets for itself, which rule 8 would read as patches: they change how its own process
 # computes (the reference and the incumbent run elsewhere), and none is a function the harness calls. Precision
 # switches are not among them (TF32 changes what the problem computes; the seal fails a candidate that sets them).
-SETTINGS = {"torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled"}
+SETTINGS = {"torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled",
+            "torch.backends.mkldnn.enabled", "torch.backends.opt_einsum.enabled"}
 # Precision switches may only be turned off (towards exact float32): the seal still fails a change of the harness's.
 STRICT_SETTINGS = {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
                    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
@@ -343,7 +347,7 @@ SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch
                       "torch.compiler.config.", "triton.knobs.autotuning.")
 # torch.compile by its names: its options are settings. Used other than by a call or as a decorator (handed to
 # functools.partial, say) its options would go unread.
-COMPILE_ENTRIES = {"torch.compile", "torch.compiler.compile"}
+COMPILE_ENTRIES = {"torch.compile", "torch.compiler.compile", "torch.nn.Module.compile"}
 TEMPLATE_METHODS = {"format", "format_map", "vformat"}  # str's and string.Formatter's: fields read attributes
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
@@ -394,6 +398,9 @@ def _canonical(dotted: str) -> str:
     """The path a resolved name really is: from the last module name in it (`torch.os.path` is `os.path`)."""
     parts = dotted.split(".")
     for i in range(len(parts) - 1, 0, -1):
+        if parts[i] in ALLOWED_MEMBERS["sys"] and _canonical(".".join(parts[:i])) == "sys":
+            parts = ["sys", *parts[i:]]  # `sys.platform` is a string, not the module of that name
+            break
         name = parts[i] if parts[i] in MODULE_NAMES else parts[i].lstrip("_")
         if name in MODULE_NAMES and ".".join(parts[: i + 1]) != "torch.signal":
             parts = [name, *parts[i + 1 :]]
@@ -545,6 +552,25 @@ def _literal_value(node: ast.AST | None) -> bool:
     return True
 
 
+def _bindings(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
+    """Every name the module binds anywhere, with the node that binds it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            yield node.id, node
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            yield from ((alias.asname or alias.name.split(".")[0], node) for alias in node.names)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name, node
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            yield from ((name, node) for name in node.names)
+        elif isinstance(node, ast.arg):  # a parameter shadows a module's name in its function
+            yield node.arg, node
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            yield node.name, node
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            yield node.rest, node
+
+
 def _module_constants(tree: ast.Module) -> dict[str, list[ast.expr]]:
     """Names bound only by top-level assignments of literals (``BLOCK = 128``), nowhere else in any way, each with
     the literals it is bound to."""
@@ -552,26 +578,18 @@ def _module_constants(tree: ast.Module) -> dict[str, list[ast.expr]]:
                        and _literal_value(statement.value) for target in statement.targets}
     constants: dict[str, list[ast.expr]] = {}
     others: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            if id(node) in literal_targets:
-                constants.setdefault(node.id, []).append(literal_targets[id(node)])
-            else:
-                others.add(node.id)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            others.update(alias.asname or alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            others.add(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            others.update(node.names)
+    for name, node in _bindings(tree):
+        if id(node) in literal_targets:
+            constants.setdefault(name, []).append(literal_targets[id(node)])
+        else:
+            others.add(name)
     return {name: values for name, values in constants.items() if name not in others}
 
 
-def _constant_name(call: ast.Call) -> str | None:
-    """The constant attribute name of a getattr/hasattr/setattr/delattr call, or None."""
-    if len(call.args) >= 2 and isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str):
-        return call.args[1].value
-    return None
+def _method_compile(call: ast.Call) -> bool:
+    """Whether ``call`` calls a method named compile: on a value, nn.Module.compile hands its arguments to
+    torch.compile."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "compile"
 
 
 def _dynamic_access(node: ast.AST) -> str | None:
@@ -608,6 +626,7 @@ class _Checker:
         self.alias_values: set[int] = set()  # ids of `F = torch.nn.functional`'s value: a module bound to a name
         self.tree: ast.Module | None = None  # the module, for what is read of it only when needed
         self._constants: dict[str, list[ast.expr]] | None = None
+        self._bound: set[str] | None = None  # every name the module binds (read once a builtin's call needs it)
         self.store_values: dict[int, ast.expr] = {}  # id of an attribute assigned a literal -> the literal
         self.warnings: list[str] = []
 
@@ -624,7 +643,8 @@ class _Checker:
             if isinstance(node, ast.Attribute):
                 parts.append(node.attr)
                 node = node.value
-            elif isinstance(node, ast.Call) and _dynamic_access(node) == "getattr" and (name := _constant_name(node)):
+            elif (isinstance(node, ast.Call) and _dynamic_access(node) == "getattr"
+                  and (name := self.attribute_name(node))):
                 parts.append(name)
                 node = node.args[0]
             else:
@@ -683,7 +703,7 @@ class _Checker:
             elif isinstance(node, ast.Call):
                 self.callees.add(id(node.func))
                 calls.append(node)
-                if _dynamic_access(node) and _constant_name(node):
+                if _dynamic_access(node) and self.attribute_name(node):
                     self.bases.add(id(node.args[0]))
             elif isinstance(node, ast.Compare):  # `if triton is None`
                 self.bases.update(id(n) for n in [node.left, *node.comparators])
@@ -862,18 +882,8 @@ class _Checker:
             return why
         access = _dynamic_access(node)
         if access:
-            name = _constant_name(node)
-            if name is None:
-                return f"{access} with a computed attribute name"
-            ctx = {"setattr": ast.Store(), "delattr": ast.Del()}.get(access, ast.Load())
-            spelled = ast.copy_location(ast.Attribute(value=node.args[0], attr=name, ctx=ctx), node)
-            if id(node) in self.alias_values:  # `cpp = getattr(torch.utils, "cpp_extension")` binds a module
-                self.alias_values.add(id(spelled))
-            if access == "setattr" and len(node.args) > 2 and self.literal(node.args[2]):
-                self.literal_stores.add(id(spelled))
-                self.store_values[id(spelled)] = node.args[2]
-            why = self.attribute_violation(spelled)
-            return f"{why} (through {access})" if why else None
+            name = self.attribute_name(node)
+            return self.access_violation(node, access, name) if name else f"{access} with a computed attribute name"
         func = node.func.id if isinstance(node.func, ast.Name) else ""
         if func == "type" and len(node.args) == 3:
             return "builds a class with type() (its namespace is computed)"
@@ -895,9 +905,33 @@ class _Checker:
             return "calls functools.wraps other than as a decorator (it copies one object's namespace onto another's)"
         if resolved and path.startswith("torch.library."):
             return self.library_violation(node, path)
-        if resolved and (why := self.compile_code_violation(node, path)):
+        if (resolved or _method_compile(node)) and (why := self.compile_code_violation(node, path if resolved else "")):
             return why
         return None
+
+    def attribute_name(self, call: ast.Call) -> str | None:
+        """The name a getattr/hasattr/setattr/delattr call reads: its string literal, or that of a module constant
+        bound only to it (``DTYPE = "bfloat16"; getattr(torch, DTYPE)``); None if computed."""
+        literals = self._constant_literals(call.args[1]) if len(call.args) >= 2 else []
+        if len(literals) == 1 and isinstance(literals[0], ast.Constant) and type(literals[0].value) is str:
+            return literals[0].value
+        return None
+
+    def access_violation(self, node: ast.Call, access: str, name: str) -> str | None:
+        """getattr(x, "name") and its kind judged as ``x.name`` would be. hasattr's answer is a bool: only what the
+        path is counts there (a module or torch.compile reached is never handed on)."""
+        ctx = {"setattr": ast.Store(), "delattr": ast.Del()}.get(access, ast.Load())
+        spelled = ast.copy_location(ast.Attribute(value=node.args[0], attr=name, ctx=ctx), node)
+        if id(node) in self.alias_values:  # `cpp = getattr(torch.utils, "cpp_extension")` binds a module
+            self.alias_values.add(id(spelled))
+        if access == "hasattr":
+            self.bases.add(id(spelled))
+            self.callees.add(id(spelled))
+        if access == "setattr" and len(node.args) > 2 and self.literal(node.args[2]):
+            self.literal_stores.add(id(spelled))
+            self.store_values[id(spelled)] = node.args[2]
+        why = self.attribute_violation(spelled)
+        return f"{why} (through {access})" if why else None
 
     def annotation_library_call(self, call: ast.Call) -> bool:
         """Whether a call in an annotation is a kernel language's buffer declaration (ANNOTATION_LIBRARIES)."""
@@ -920,20 +954,37 @@ class _Checker:
                 return self.literal(operand)
             case ast.Dict(keys=keys, values=values):
                 return all(key is not None and self.literal(key) for key in keys) and all(map(self.literal, values))
+            case ast.Call() if (spelled := self.dict_call(node)) is not None:
+                return self.literal(spelled)
             case ast.Tuple(elts=items) | ast.List(elts=items) | ast.Set(elts=items):
                 return all(map(self.literal, items))
         return False
 
+    def dict_call(self, node: ast.Call) -> ast.Dict | None:
+        """``dict(max_autotune=True)`` as the literal ``{"max_autotune": True}`` it makes, where ``dict`` is the
+        builtin (the module binds no other) and every argument is a named keyword; None otherwise."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args
+                and all(k.arg for k in node.keywords)):
+            return None
+        if self._bound is None and self.tree is not None:
+            self._bound = {name for name, _ in _bindings(self.tree)}
+        if self._bound is None or "dict" in self._bound:
+            return None
+        return ast.Dict(keys=[ast.Constant(k.arg) for k in node.keywords], values=[k.value for k in node.keywords])
+
     def compile_code_violation(self, call: ast.Call, path: str) -> str | None:
-        """A torch.compile whose backend or options are not literals, or a configuration patch with computed values:
+        """A torch.compile (or a method named compile on a value, which may be nn.Module's, or ``""``) whose backend
+        or options are not literals or are spread with ``**``, or a configuration patch with computed values:
         torch.compile's ways of running a callable on the graphs it builds. torch.fx writes repr() of a graph's
         constants into the Python it generates and execs, so a graph in the candidate's hands turns an object's repr
         into code with the real builtins (torch.fx, torch.export and dynamo's backend registry are refused as
         modules and attributes)."""
-        if path in COMPILE_ENTRIES:
-            given = {k.arg: k.value for k in call.keywords}
+        if path in COMPILE_ENTRIES or (not path and _method_compile(call)):
+            given, name = {k.arg: k.value for k in call.keywords}, path or "a .compile method"
+            if None in given:
+                return f"spreads {name}'s arguments with ** (only named ones: its backend and options are read there)"
             if any(not self.literal(given[key]) for key in ("backend", "options") if key in given):
-                return f"calls {path} with a computed backend or options (only names of torch's own, as literals)"
+                return f"calls {name} with a computed backend or options (only names of torch's own, as literals)"
             return self.settings_violation(given["options"], "") if "options" in given else None
         if _settings_patch(path):
             values = [*call.args, *(k.value for k in call.keywords)]
@@ -951,6 +1002,7 @@ class _Checker:
         """A literal {key: value} of settings (torch.compile's options, a config's patch), each value checked
         against its key; a constant's name stands for the literals it is bound to."""
         for value in self._constant_literals(settings):
+            value = self.dict_call(value) or value if isinstance(value, ast.Call) else value
             if not isinstance(value, ast.Dict):
                 if (why := self.setting_value_violation(prefix.rstrip("."), value)):
                     return why

@@ -112,3 +112,12 @@ def test_the_harness_making_the_next_calls_inputs_is_not_work_after_the_call() -
     early = [*_block(_record("memcpy", 4, 5), _record("fill_answer_late", 5, 6), _record(timing.MEMSET, 6, 7,
                                                                                           made.made))]
     assert timing.block_spans(early, [MARKS, made], 0, copies=[1, 1])[0].stray is not None
+
+
+def test_threads_that_can_no_longer_be_counted_are_not_taken_as_none() -> None:
+    # A module that uses up its process's descriptors makes /proc/self/task unreadable: no census at all.
+    before = threads.census()
+    blind = before._replace(native=None)
+    assert threads.grown(before, blind) is not None and "could not be counted" in str(threads.grown(before, blind))
+    assert threads.grown(blind, before) is not None
+    assert threads.grown(blind, blind, countable=False) is None  # a system without /proc: the interpreter's count

@@ -374,7 +374,8 @@ def test_rejects_intercepting_operators(snippet: str, needle: str) -> None:
     ("snippet", "needle"),
     [
         ("import torch\nsetattr(torch, 'allclose', print)", "monkey-patches torch.allclose"),
-        ("import torch\nname = 'allclose'\nsetattr(torch, name, print)", "computed attribute name"),
+        ("import torch\nname = 'allclose'\nsetattr(torch, name, print)", "monkey-patches torch.allclose"),
+        ("import torch\ndef f(name):\n    setattr(torch, name, print)", "computed attribute name"),
         ("import torch\ndelattr(torch, 'allclose')", "monkey-patches torch.allclose"),
         ("import torch\ndel torch.allclose", "monkey-patches torch.allclose"),
         ("import torch\ntorch.Tensor.add = print", "monkey-patches torch.Tensor.add"),
@@ -955,3 +956,30 @@ def test_honest_kernels_in_the_styles_people_write_pass(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     result = check_source(source, "ModelNew" if "class ModelNew" in source else "run")
     assert result.ok, result.reason
+
+
+@pytest.mark.parametrize(("snippet", "needle"), [
+    # A module constant names an attribute as its literal does, and is judged as that literal
+    ("import sys\nKEY = 'modules'\nm = getattr(sys, KEY)", "sys.modules"),
+    ("import torch\nK = 'compile'\nc = getattr(torch, K)", "torch.compile other than by calling it"),
+    # ...but not where a parameter of that name shadows it, nor for a str.format template
+    ("import sys\nKEY = 'version'\ndef f(KEY):\n    return getattr(sys, KEY)", "computed attribute name"),
+    ("T = '{}'\ndef f(T, frame):\n    return T.format(frame)", "template built at run time"),
+    # hasattr judges what the path is
+    ("import sys\nok = hasattr(sys, '_getframe')", "sys._getframe"),
+    ("import sys\nx = sys.platform.__dict__", "__dict__"),
+    # torch.compile's arguments spread with **, or a .compile method given a computed backend (nn.Module.compile)
+    ("import torch\nKW = {'backend': 'eager'}\nf = torch.compile(lambda x: x, **KW)", "spreads torch.compile's"),
+    ("import torch\nb = lambda g, i: g\nm = torch.nn.Linear(2, 2)\nm.compile(backend=b)",
+     "calls a .compile method with a computed backend"),
+    ("import torch\nb = lambda g, i: g\nm = torch.nn.Linear(2, 2)\ntorch.nn.Module.compile(m, backend=b)",
+     "computed backend"),
+    # options=dict(...) is read as the literal it makes, and only where dict is the builtin
+    ("import torch\nf = torch.compile(lambda x: x, options=dict(cpp_wrapper=True))", "sets cpp_wrapper"),
+    ("import torch\ndef dict(**k):\n    return k\nf = torch.compile(lambda x: x, options=dict(max_autotune=True))",
+     "computed backend or options"),
+    ("import nt\nx = nt.system", "imports nt"),
+])
+def test_constant_names_hasattr_and_compile_arguments(snippet: str, needle: str) -> None:
+    result = check_source(snippet + RUN)
+    assert not result.ok and needle in result.reason, result.reason

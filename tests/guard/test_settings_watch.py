@@ -64,3 +64,20 @@ def test_every_spelling_that_reaches_a_configuration_is_checked_and_honest_compi
     assert done.returncode == 0, done.stderr[-2000:]
     wrapper, march, refusal = done.stdout.split()[0], done.stdout.split()[1], done.stdout
     assert (wrapper, march) == ("False", "None") and "sets cpp_wrapper" in refusal
+
+
+def test_a_compile_pool_asked_for_is_kept_to_the_calling_thread() -> None:
+    # Copied torch.compile set-ups ask for a pool of compile threads; its threads would outlive the candidate's call
+    # (guard/child/threads.py fails that), so the guard keeps Inductor compiling in the calling thread.
+    script = textwrap.dedent("""
+        import threading, torch
+        from arcengine.guard.child import opens, settings_watch
+        settings_watch.install()
+        torch._inductor.config.compile_threads = 4
+        before = threading.active_count()
+        torch.compile(lambda x: torch.relu(x) * 2)(torch.randn(8))
+        print(torch._inductor.config.compile_threads, threading.active_count() - before, opens.refusal())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["1", "0", "None"], done.stdout

@@ -43,6 +43,9 @@ STRING_SETTINGS = {
 # that C++ unescaped (a custom op's string argument ran C++ of the candidate's in the worker: red team round 8), so
 # they would make a plain torch.compile candidate native.
 CODEGEN_SETTINGS = re.compile(r"cpp_wrapper(_.*)?|aot_inductor(_mode)?\..*")
+# Inductor compiles in the calling thread in the guard (TORCHINDUCTOR_COMPILE_THREADS=1, guard/sandbox.py): a
+# candidate's own value for it is kept at 1, so its compile finishes inside its call as everyone else's does.
+SERIAL_SETTING = "compile_threads"
 
 
 def refused_setting(key: str, value: object, default: object = None) -> str | None:
@@ -71,6 +74,8 @@ def install() -> None:
         entry = config._config.get(name) if isinstance(config._config, dict) else None
         if entry is not None and (why := refused_setting(name, value, entry.default)):
             opens.refuse(f"{why}, at run time in {config.__name__}")
+        if name == SERIAL_SETTING and config.__name__ == "torch._inductor.config":
+            value = 1  # copied set-ups ask for a compile pool; its threads would outlive the call (threads.py)
         write(config, name, value)
 
     ConfigModule.__setattr__ = checked  # type: ignore[method-assign]

@@ -32,7 +32,7 @@ TASKS = "/proc/self/task"
 
 class Census(NamedTuple):
     python: int  # threads the interpreter started
-    native: frozenset[int]  # every thread of the process by its id, native ones included (empty without /proc)
+    native: frozenset[int] | None  # every thread of the process by its id, native ones included (None: unreadable)
 
 
 def census() -> Census:
@@ -41,15 +41,18 @@ def census() -> Census:
     # balance out as it would a count.
     python = _thread._count()
     try:
-        native = frozenset(int(tid) for tid in os.listdir(TASKS))
+        native: frozenset[int] | None = frozenset(int(tid) for tid in os.listdir(TASKS))
     except OSError:
-        native = frozenset()
+        native = None
     return Census(python, native)
 
 
-def grown(before: Census, now: Census) -> str | None:
-    """Why ``now`` shows a thread that ``before`` did not, or None."""
-    new = now.native - before.native
+def grown(before: Census, now: Census, countable: bool = True) -> str | None:
+    """Why ``now`` shows a thread that ``before`` did not, or None. Where the process's threads were ``countable``
+    once, an unreadable list is not taken as none: a module can use up its descriptors to blind the count."""
+    if countable and (before.native is None or now.native is None):
+        return f"threads that could not be counted (the harness could no longer list {TASKS})"
+    new = now.native - before.native if now.native is not None and before.native is not None else frozenset()
     if now.python <= before.python and not new:
         return None
     python = {t.native_id: t.name for t in threading.enumerate() if t is not threading.main_thread()}
@@ -121,12 +124,13 @@ class Watch:
         self.role = role
         self.enforce = enforce
         self.before = census()
+        self.countable = self.before.native is not None  # /proc lists this process's threads
 
     def __call__(self, *args: object) -> object:
         self.before = census()
         state = modes.read()
         out = self.fn(*args)
-        more = grown(self.before, census())
+        more = grown(self.before, census(), self.countable)
         left = modes.changed(state, modes.read())
         if more is not None and self.enforce:
             raise LeftRunning(f"{self.role} left a thread running after returning ({more})")
@@ -136,7 +140,7 @@ class Watch:
         return out
 
     def after_close(self) -> str | None:
-        more = grown(self.before, census()) if self.enforce else None
+        more = grown(self.before, census(), self.countable) if self.enforce else None
         return None if more is None else f"{self.role} started a thread that ran after its call ({more})"
 
 
