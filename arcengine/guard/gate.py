@@ -144,6 +144,11 @@ FORBIDDEN_ATTRIBUTES = {
     # copies one object's namespace onto another's, names computed: a setattr and a vars() in one call (a module's
     # globals swapped in as a plain object's __dict__, then written past the module's own refusal)
     "functools.update_wrapper",
+    # binds its enum's members in the caller's module namespace, where no syntax shows it: a "constant" the gate read
+    # as a literal (an attribute's name, a template, dict) rebound at run time (red team round 15)
+    "enum.global_enum",
+    # a backend for every torch.compile, where no call shows it (refused at run time too: settings_watch.py)
+    "torch.compiler.set_default_backend", "torch._dynamo.set_default_backend",
 }
 # argparse's parse methods: given a namespace, they set on it the attributes their arguments name (a setattr by a
 # string that is data, onto any object, a module included).
@@ -347,7 +352,7 @@ SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch
                       "torch.compiler.config.", "triton.knobs.autotuning.")
 # torch.compile by its names: its options are settings. Used other than by a call or as a decorator (handed to
 # functools.partial, say) its options would go unread.
-COMPILE_ENTRIES = {"torch.compile", "torch.compiler.compile", "torch.nn.Module.compile"}
+COMPILE_ENTRIES = {"torch.compile", "torch.compiler.compile"}
 TEMPLATE_METHODS = {"format", "format_map", "vformat"}  # str's and string.Formatter's: fields read attributes
 # C++/CUDA compiled from source (torch.utils.cpp_extension.load_inline, the KernelBench route) is how people write
 # kernels, so it is allowed; native code can do anything in its process, so it is contained, not checked.
@@ -586,10 +591,10 @@ def _module_constants(tree: ast.Module) -> dict[str, list[ast.expr]]:
     return {name: values for name, values in constants.items() if name not in others}
 
 
-def _method_compile(call: ast.Call) -> bool:
-    """Whether ``call`` calls a method named compile: on a value, nn.Module.compile hands its arguments to
-    torch.compile."""
-    return isinstance(call.func, ast.Attribute) and call.func.attr == "compile"
+def _compile_entry(path: str) -> bool:
+    """Whether ``path`` is torch.compile by one of its names: ``torch.compile`` and a module class's ``compile``
+    (``torch.nn.Linear.compile``: nn.Module's hands its arguments to torch.compile)."""
+    return path in COMPILE_ENTRIES or (path.startswith("torch.") and path.endswith(".compile"))
 
 
 def _dynamic_access(node: ast.AST) -> str | None:
@@ -834,7 +839,7 @@ class _Checker:
         if _a_setting(path) and any(part.startswith("_") for part in _setting_key(path).split(".")):
             # A configuration's own machinery (`_config[...]`, `_set_alias_val`) sets a knob past every check here.
             return f"reaches {path} (a configuration's private member)"
-        if ((path in COMPILE_ENTRIES or _settings_patch(path))
+        if ((_compile_entry(path) or _settings_patch(path))
                 and id(node) not in self.callees and id(node) not in self.decorators):
             return f"uses {path} other than by calling it (the settings it is given are read only in a call)"
         member = path[14:] if path.startswith("torch.library.") else ""
@@ -905,7 +910,8 @@ class _Checker:
             return "calls functools.wraps other than as a decorator (it copies one object's namespace onto another's)"
         if resolved and path.startswith("torch.library."):
             return self.library_violation(node, path)
-        if (resolved or _method_compile(node)) and (why := self.compile_code_violation(node, path if resolved else "")):
+        if (resolved or self.method_compile(node.func)) and (
+                why := self.compile_code_violation(node, path if resolved else "")):
             return why
         return None
 
@@ -960,6 +966,14 @@ class _Checker:
                 return all(map(self.literal, items))
         return False
 
+    def method_compile(self, func: ast.expr) -> bool:
+        """Whether ``func`` is a method named compile of a value (``m.compile``, ``getattr(m, "compile")``): an
+        nn.Module's hands its arguments to torch.compile."""
+        if isinstance(func, ast.Attribute):
+            return func.attr == "compile"
+        return isinstance(func, ast.Call) and _dynamic_access(func) == "getattr" and self.attribute_name(func) == \
+            "compile"
+
     def dict_call(self, node: ast.Call) -> ast.Dict | None:
         """``dict(max_autotune=True)`` as the literal ``{"max_autotune": True}`` it makes, where ``dict`` is the
         builtin (the module binds no other) and every argument is a named keyword; None otherwise."""
@@ -979,7 +993,7 @@ class _Checker:
         constants into the Python it generates and execs, so a graph in the candidate's hands turns an object's repr
         into code with the real builtins (torch.fx, torch.export and dynamo's backend registry are refused as
         modules and attributes)."""
-        if path in COMPILE_ENTRIES or (not path and _method_compile(call)):
+        if _compile_entry(path) or (not path and self.method_compile(call.func)):
             given, name = {k.arg: k.value for k in call.keywords}, path or "a .compile method"
             if None in given:
                 return f"spreads {name}'s arguments with ** (only named ones: its backend and options are read there)"

@@ -979,6 +979,12 @@ def test_honest_kernels_in_the_styles_people_write_pass(path: Path) -> None:
     ("import torch\ndef dict(**k):\n    return k\nf = torch.compile(lambda x: x, options=dict(max_autotune=True))",
      "computed backend or options"),
     ("import nt\nx = nt.system", "imports nt"),
+    # red team round 15: a constant rebound where no syntax shows it, and a backend for every torch.compile
+    ("import enum\nK = 'platform'\nenum.global_enum(enum.StrEnum('E', {'K': 'modules'}))", "enum.global_enum"),
+    ("import torch\ntorch.compiler.set_default_backend(print)", "torch.compiler.set_default_backend"),
+    ("import torch\nb = print\nm = torch.nn.Linear(2, 2)\ngetattr(m, 'compile')(backend=b)", "computed backend"),
+    ("import torch\nb = print\nm = torch.nn.Linear(2, 2)\ntorch.nn.ReLU.compile(m, backend=b)",
+     "torch.nn.ReLU.compile with a computed backend"),
 ])
 def test_constant_names_hasattr_and_compile_arguments(snippet: str, needle: str) -> None:
     result = check_source(snippet + RUN)

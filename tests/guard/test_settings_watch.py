@@ -81,3 +81,43 @@ def test_a_compile_pool_asked_for_is_kept_to_the_calling_thread() -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["1", "0", "None"], done.stdout
+
+
+def test_a_backend_of_the_candidates_own_is_refused_by_every_route_and_torchs_own_pass() -> None:
+    # A backend is handed dynamo's graphs (torch.fx turns their constants into code): refused wherever it comes
+    # from, an alias of a module's compile, functools.partial, a stance or the default backend (red team round 15).
+    script = textwrap.dedent("""
+        import functools, torch
+        from arcengine.guard.child import opens, settings_watch
+        settings_watch.install()
+        x = torch.randn(4)
+        for backend in ("inductor", "eager", "aot_eager"):
+            torch.compile(lambda y: y * 2 + 1, backend=backend)(x)
+        torch.compile(lambda y: y * 2 + 1, mode="max-autotune-no-cudagraphs")(x)
+        assert opens.refusal() is None, opens.refusal()
+        def own(gm, example_inputs):
+            print("RAN")
+            return gm.forward
+        class M(torch.nn.Module):
+            def forward(self, y):
+                return y * 3
+        def alias():
+            m = M()
+            compile_ = m.compile
+            compile_(backend=own)
+            m(x)
+        routes = {"alias": alias,
+                  "partial": lambda: functools.partial(torch.compile, backend=own)(lambda y: y * 4)(x),
+                  "stance": lambda: (torch.compiler.set_stance("default", force_backend=own),
+                                     torch.compile(lambda y: y * 5)(x))}
+        for name, route in routes.items():
+            try:
+                route()
+                print(name, "ran")
+            except PermissionError:
+                print(name, "refused")
+            torch.compiler.set_stance("default")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["alias", "refused", "partial", "refused", "stance", "refused"], done.stdout

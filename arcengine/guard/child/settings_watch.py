@@ -11,7 +11,8 @@ the module is imported, a write is refused (and the role fails, through guard/ch
 - puts a string that is not one of torch's own choices (STRING_SETTINGS) into any setting: Inductor hands some
   of them to a compiler's command line.
 
-A write back to a setting's default passes, so a patch's exit restores what it found.
+A write back to a setting's default passes, so a patch's exit restores what it found. A backend of the candidate's
+own is refused the same way, wherever it comes from (see _watch_backends).
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def refused_setting(key: str, value: object, default: object = None) -> str | No
 
 
 def install() -> None:
-    """Check every write to torch's configuration modules from now on; call before any untrusted module is
-    imported (a fork inherits the check)."""
+    """Check every write to torch's configuration modules, and every backend torch.compile is given, from now on;
+    call before any untrusted module is imported (a fork inherits the checks)."""
+    _watch_backends()
     from torch.utils._config_module import ConfigModule
 
     write = ConfigModule.__setattr__
@@ -79,6 +81,38 @@ def install() -> None:
         write(config, name, value)
 
     ConfigModule.__setattr__ = checked  # type: ignore[method-assign]
+
+
+def _watch_backends() -> None:
+    """Refuse a backend of the candidate's own, however it reaches torch.compile (an argument, a spread, a
+    module's ``compile``, ``set_default_backend``, ``set_stance(force_backend=...)``): a backend is handed the
+    graphs dynamo builds, and torch.fx turns a graph's constants into code it runs with the real builtins. Every
+    route resolves its backend in ``eval_frame.get_compiler_fn``, which is wrapped here; torch's own backends
+    (names, its compile wrappers around them) pass."""
+    import torch
+    from torch._dynamo import eval_frame
+    from torch._dynamo.backends import registry
+
+    resolve = getattr(eval_frame, "get_compiler_fn", None)
+    if resolve is None:  # another torch: the gate's static rules alone
+        return
+
+    def torchs_own(backend: object) -> bool:
+        registered = registry._COMPILER_FNS.values()
+        kind = type(backend)
+        if kind is str or kind is getattr(torch, "_TorchCompileInductorWrapper", None) or backend is None:
+            return True
+        if kind is getattr(torch, "_TorchCompileWrapper", None):
+            backend = vars(backend).get("compiler_fn")
+        return any(backend is fn for fn in registered)
+
+    def checked(backend: object) -> object:
+        if not torchs_own(backend):
+            opens.refuse("gives torch.compile a backend of its own (it would be handed the graphs torch.fx turns "
+                         "into code), at run time")
+        return resolve(backend)
+
+    eval_frame.get_compiler_fn = checked
 
 
 def _same(value: object, default: object) -> bool:
