@@ -1,6 +1,9 @@
 """The adversarial catalogue on CPU: every cpu entry of catalogue.toml (but those marked ci = false, which repeat a
 check another entry makes, to keep this file under ~4 minutes on 2 cores) through the real command line,
-`python -m arcengine.cli eval PROBLEM FILE --device cpu --json`, with API-key canaries in its environment.
+`python -m arcengine.cli eval PROBLEM FILE --device cpu --json`, with API-key canaries in its environment. An entry
+only the static gate can refuse (verdict "reject") is checked against the gate in this process, as `eval` calls it
+before anything runs; a few of them go through the command line too, for the reject path's output and canaries
+(bench/adversarial.py runs every entry through the command line).
 
 Each entry must get its expected verdict with a reason containing the expected fragment, and no canary may appear
 in what the command prints. Entries the guard does not catch yet are strict xfails naming the gap, so a fix shows up
@@ -16,6 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from arcengine.domain.problem import load_problem
+from arcengine.guard.gate import check_source
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -33,6 +39,11 @@ def _load_runner():
 runner = _load_runner()
 ENTRIES = runner.load_catalogue()
 CPU_ENTRIES = [entry for entry in ENTRIES if entry.cpu and entry.ci and not entry.skip]
+# Refused by the gate alone, whose verdict needs no process of its own: these few also through the command line.
+THROUGH_EVAL = {"scale/spawn_subprocess", "scale/exec_dynamic", "softmax/fallback_calls_reference",
+                "rmsnorm/rlcompleter_builtins_timer"}
+GATE_ENTRIES = [entry for entry in CPU_ENTRIES if entry.verdicts == ("reject",) and entry.name not in THROUGH_EVAL]
+EVAL_ENTRIES = [entry for entry in CPU_ENTRIES if entry not in GATE_ENTRIES]
 
 # Entries the guard does not catch yet: what it did, and where the fix belongs.
 GAPS: dict[str, str] = {}
@@ -74,7 +85,16 @@ def test_an_earlier_runs_slowest_entries_start_first_and_new_ones_before_them(tm
     assert runner._longest_first([first, second, third], None) == [first, second, third]
 
 
-@pytest.mark.parametrize("entry", [_param(entry) for entry in CPU_ENTRIES])
+@pytest.mark.parametrize("entry", [_param(entry) for entry in GATE_ENTRIES])
+def test_the_gate_refuses(entry) -> None:
+    result = check_source(entry.path.read_text(encoding="utf-8"), load_problem(entry.problem_argument).entry)
+    assert not result.ok, f"{entry.name}: the gate let it through"
+    assert any(needle in result.reason for needle in entry.reasons), (
+        f"reason {result.reason!r} contains none of {list(entry.reasons)}"
+    )
+
+
+@pytest.mark.parametrize("entry", [_param(entry) for entry in EVAL_ENTRIES])
 def test_guard_catches(entry, canary_env) -> None:
     env, canaries = canary_env
     outcome = runner.run_entry(entry, "cpu", env, canaries)

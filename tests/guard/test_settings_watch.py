@@ -66,35 +66,24 @@ def test_every_spelling_that_reaches_a_configuration_is_checked_and_honest_compi
     assert (wrapper, march) == ("False", "None") and "sets cpp_wrapper" in refusal
 
 
-def test_a_compile_pool_asked_for_is_kept_to_the_calling_thread() -> None:
-    # Copied torch.compile set-ups ask for a pool of compile threads; its threads would outlive the candidate's call
-    # (guard/child/threads.py fails that), so the guard keeps Inductor compiling in the calling thread.
+
+def test_a_backend_of_the_candidates_own_is_refused_by_every_route_and_a_compile_pool_is_kept_serial() -> None:
+    # A backend is handed dynamo's graphs (torch.fx turns their constants into code): refused wherever it comes
+    # from, an alias of a module's compile, functools.partial, a stance (red team round 15); torch's own pass.
+    # Copied set-ups ask for a pool of compile threads, whose threads would outlive the call (threads.py fails
+    # that): the guard keeps Inductor compiling in the calling thread.
     script = textwrap.dedent("""
-        import threading, torch
+        import functools, threading, torch
         from arcengine.guard.child import opens, settings_watch
         settings_watch.install()
         torch._inductor.config.compile_threads = 4
-        before = threading.active_count()
-        torch.compile(lambda x: torch.relu(x) * 2)(torch.randn(8))
-        print(torch._inductor.config.compile_threads, threading.active_count() - before, opens.refusal())
-    """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["1", "0", "None"], done.stdout
-
-
-def test_a_backend_of_the_candidates_own_is_refused_by_every_route_and_torchs_own_pass() -> None:
-    # A backend is handed dynamo's graphs (torch.fx turns their constants into code): refused wherever it comes
-    # from, an alias of a module's compile, functools.partial, a stance or the default backend (red team round 15).
-    script = textwrap.dedent("""
-        import functools, torch
-        from arcengine.guard.child import opens, settings_watch
-        settings_watch.install()
         x = torch.randn(4)
+        before = threading.active_count()
         for backend in ("inductor", "eager", "aot_eager"):
             torch.compile(lambda y: y * 2 + 1, backend=backend)(x)
         torch.compile(lambda y: y * 2 + 1, mode="max-autotune-no-cudagraphs")(x)
         assert opens.refusal() is None, opens.refusal()
+        print(torch._inductor.config.compile_threads, threading.active_count() - before)
         def own(gm, example_inputs):
             print("RAN")
             return gm.forward
@@ -120,4 +109,4 @@ def test_a_backend_of_the_candidates_own_is_refused_by_every_route_and_torchs_ow
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["alias", "refused", "partial", "refused", "stance", "refused"], done.stdout
+    assert done.stdout.split() == ["1", "0", "alias", "refused", "partial", "refused", "stance", "refused"], done.stdout
