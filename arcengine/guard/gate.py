@@ -149,6 +149,8 @@ FORBIDDEN_ATTRIBUTES = {
     "enum.global_enum",
     # a backend for every torch.compile, where no call shows it (refused at run time too: settings_watch.py)
     "torch.compiler.set_default_backend", "torch._dynamo.set_default_backend",
+    # torch.compile's own wrappers, built by hand: options the gate never reads, as a stance's forced backend
+    "torch._TorchCompileInductorWrapper", "torch._TorchCompileWrapper",
 }
 # argparse's parse methods: given a namespace, they set on it the attributes their arguments name (a setattr by a
 # string that is data, onto any object, a module included).

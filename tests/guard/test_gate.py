@@ -985,6 +985,7 @@ def test_honest_kernels_in_the_styles_people_write_pass(path: Path) -> None:
     ("import torch\nb = print\nm = torch.nn.Linear(2, 2)\ngetattr(m, 'compile')(backend=b)", "computed backend"),
     ("import torch\nb = print\nm = torch.nn.Linear(2, 2)\ntorch.nn.ReLU.compile(m, backend=b)",
      "torch.nn.ReLU.compile with a computed backend"),
+    ("import torch\nw = torch._TorchCompileInductorWrapper('default', {}, False)", "_TorchCompileInductorWrapper"),
 ])
 def test_constant_names_hasattr_and_compile_arguments(snippet: str, needle: str) -> None:
     result = check_source(snippet + RUN)

@@ -21,6 +21,8 @@ from arcengine.guard.child.settings_watch import refused_setting
     ("max_autotune_gemm_backends", "ATEN,TRITON", "ATEN", None),
     ("max_autotune_gemm_backends", "ATEN; rm", "ATEN", "only"),
     ("coordinate_descent_tuning", True, False, None),
+    ("post_grad_custom_post_pass", print, None, "to a callable"),  # handed the graphs (a forced stance's options)
+    ("post_grad_custom_pre_pass", None, None, None),
 ])
 def test_a_setting_is_refused_by_its_key_and_the_strings_in_its_value(key: str, value: object, default: object,
                                                                          refused: str | None) -> None:

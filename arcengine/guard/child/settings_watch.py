@@ -9,7 +9,8 @@ the module is imported, a write is refused (and the role fails, through guard/ch
 
 - turns on a setting that makes Inductor write C++ with the graph's values pasted in (CODEGEN_SETTINGS), or
 - puts a string that is not one of torch's own choices (STRING_SETTINGS) into any setting: Inductor hands some
-  of them to a compiler's command line.
+  of them to a compiler's command line, or
+- puts a callable into any setting (a custom pass is handed the graphs torch.fx turns into code).
 
 A write back to a setting's default passes, so a patch's exit restores what it found. A backend of the candidate's
 own is refused the same way, wherever it comes from (see _watch_backends).
@@ -55,8 +56,10 @@ def refused_setting(key: str, value: object, default: object = None) -> str | No
         return None
     if CODEGEN_SETTINGS.fullmatch(key) and not (value is False or value is None):
         return f"sets {key} (Inductor would write C++ with the graph's values pasted in, unescaped)"
+    if any(callable(leaf) for leaf in _leaves(value)):
+        return f"sets {key} to a callable (it would be handed torch.compile's graphs, whose code torch.fx writes)"
     choices = STRING_SETTINGS.get(key)
-    for text in _strings(value):
+    for text in (leaf for leaf in _leaves(value) if isinstance(leaf, str | bytes)):
         if type(text) is not str or choices is None or not choices.fullmatch(text):
             allowed = "" if choices is None else f": only {choices.pattern}"
             shown = repr(text[:40]) if type(text) in (str, bytes) else "of a str subclass"
@@ -130,13 +133,13 @@ def _same(value: object, default: object) -> bool:
     return False
 
 
-def _strings(value: object) -> Iterator[str | bytes]:
-    """The strings in a setting's value, inside containers too (``cpp.cxx`` is a tuple of strings)."""
-    if isinstance(value, str | bytes):
-        yield value
-    elif isinstance(value, dict):
+def _leaves(value: object) -> Iterator[object]:
+    """What a setting's value holds, inside containers too (``cpp.cxx`` is a tuple of strings)."""
+    if isinstance(value, dict):
         for item in value.items():
-            yield from _strings(item)
+            yield from _leaves(item)
     elif isinstance(value, list | tuple | set | frozenset):
         for item in value:
-            yield from _strings(item)
+            yield from _leaves(item)
+    else:
+        yield value
