@@ -100,14 +100,16 @@ def _watch_backends() -> None:
     if resolve is None:  # another torch: the gate's static rules alone
         return
 
+    inductor = getattr(torch, "_TorchCompileInductorWrapper", None)
+    wrapper = getattr(torch, "_TorchCompileWrapper", None)
+
     def torchs_own(backend: object) -> bool:
-        registered = registry._COMPILER_FNS.values()
         kind = type(backend)
-        if kind is str or kind is getattr(torch, "_TorchCompileInductorWrapper", None) or backend is None:
+        if kind is str or kind is inductor or backend is None:
             return True
-        if kind is getattr(torch, "_TorchCompileWrapper", None):
+        if kind is wrapper:  # torch.compile's wrapper around a backend it looked up
             backend = vars(backend).get("compiler_fn")
-        return any(backend is fn for fn in registered)
+        return any(backend is fn for fn in registry._COMPILER_FNS.values())
 
     def checked(backend: object) -> object:
         if not torchs_own(backend):
