@@ -209,6 +209,7 @@ class Worker:
         self.served: dict[str, float] = {}  # seconds spent on each kind of request since the last diagnostics
         self.served_count: dict[str, int] = {}
         self.request: object = None  # the id of the request being handled (None between them)
+        self.last_request: object = None  # ... and of the last one received (its reply may still be on its way)
 
     def serve(self) -> None:
         while True:
@@ -229,7 +230,7 @@ class Worker:
                 with contextlib.suppress(RuntimeError):  # a broken context fails the request itself
                     waits.wait_ends()
             started = perf_counter()
-            self.request = command.get("id")
+            self.request = self.last_request = command.get("id")
             header, payload = handler(command)
             self.request = None
             kind = str(op)
@@ -737,6 +738,7 @@ def _source_digest(path: str) -> str:
 
 def _become_worker(sock: socket.socket, role: str) -> NoReturn:
     code = 0
+    serving: Worker | None = None
     try:
         # Only its own socket: not the judge's ends of the other workers' sockets, nor anything else inherited.
         keep = sock.fileno()
@@ -748,6 +750,10 @@ def _become_worker(sock: socket.socket, role: str) -> NoReturn:
         serving = Worker(sock, role)
         signal.signal(HANG_SIGNAL, serving.hung)  # before any module runs here
         serving.serve()
-    except BaseException:
+    except BaseException as exc:
         code = 1
+        # Said over the channel where it still works: a bare exit status leaves the user nothing to act on.
+        with contextlib.suppress(BaseException):
+            channel.send(sock, {"failure": f"the {role}'s worker failed: {describe_exception(exc)}",
+                                "id": serving.last_request if serving else None})
     process.exit_now(code)
