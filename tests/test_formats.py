@@ -381,3 +381,16 @@ def test_definitions_and_workloads_the_guard_cannot_follow_are_refused_with_the_
     monkeypatch.delattr(torch, "float4_e2m1fn_x2")
     fp4 = {**GATHER, "inputs": {**GATHER["inputs"], "table": {"shape": ["N", "H"], "dtype": "float4_e2m1"}}}
     assert "float4_e2m1 needs torch.float4_e2m1fn_x2 (torch 2.8 or later)" in _refusal(tmp_path, fp4)
+
+
+def test_kernelbench_inputs_are_drawn_on_the_device(tmp_path: Path) -> None:
+    """get_inputs() runs under the device's context: its factory calls make the tensors there, never a CPU copy
+    first (seconds a call for a large input, and the guard draws fresh inputs for every timed call)."""
+    problem = tmp_path / "19_Linear_ReLU.py"
+    problem.write_text(KB_PROBLEM.replace("return [torch.randn(16, 48)]",
+                                          "return [torch.randn(16, 48), torch.empty(0).device.type]"))
+    reference = _module(load_problem(problem).directory / "reference.py")
+    x, drawn_on = reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), torch.device("meta"))
+    assert drawn_on == "meta" and x.device.type == "meta"
+    again = reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), torch.device("cpu"))[0]
+    assert torch.equal(again, reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), "cpu")[0])

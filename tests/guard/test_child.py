@@ -882,6 +882,31 @@ def test_matched_ratio_forgives_rounding_not_wrong_values() -> None:
     assert not comparison.ok and "off by" in comparison.failure and "(1999,)" in comparison.failure
 
 
+@pytest.mark.parametrize("chunk", [1 << 24, 7, 1])
+def test_a_comparison_made_in_chunks_reads_as_one_made_whole(chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large outputs are compared a chunk at a time (bounded temporaries): counts, first positions, the worst
+    element and the ratio are the whole tensor's, whichever chunk holds them."""
+    monkeypatch.setattr(correctness, "COMPARE_CHUNK", chunk)
+    ref = torch.linspace(1, 2, 60).reshape(3, 4, 5)
+    nan_late = ref.clone()
+    nan_late[2, 3, 4], nan_late[1, 0, 0] = float("nan"), float("nan")
+    assert ("NaN positions differ at 2 of 60 elements (first at (1, 0, 0)"
+            in compare_tensor(nan_late, ref, TOL).failure)
+    outlier = ref.clone()
+    outlier[0, 0, 1] += 0.1  # past tolerance, forgiven alone by a lax ratio; the worst is the later one
+    outlier[2, 1, 3] = 0.0  # expected 1.81
+    lax = Tolerance(atol=0.01, rtol=0.01, matched_ratio=0.9)
+    failure = compare_tensor(outlier, ref, lax).failure
+    assert "element (2, 1, 3) is off by" in failure and "expected 1.8" in failure
+    comparison = compare_tensor(outlier, ref, TOL)
+    assert "96.6667% of elements" in comparison.failure and comparison.max_abs_err == ref[2, 1, 3].item()
+    pairs = torch.complex(ref, -ref)
+    moved = pairs.clone()
+    moved[1, 2, 2] = complex(0.0, float("inf"))
+    assert "(1, 2, 2, 1)" in compare_tensor(moved, pairs, TOL).failure  # complex values: (real, imaginary)
+    assert compare_tensor(pairs.clone(), pairs, TOL).ok
+
+
 def test_seal_sees_swapped_code_objects_class_methods_and_function_modes() -> None:
     import types
 

@@ -4,10 +4,13 @@ Followed as KernelBench evaluates (``src/kernelbench/eval.py``) in the precision
 fp16 or bf16; fp32 by default, as KernelBench's): init inputs drawn after ``torch.manual_seed(42)``, then
 ``Model(*init_inputs)`` and ``ModelNew(*init_inputs)`` each built right after ``torch.manual_seed(42)`` again so
 their weights agree, each moved to the device and cast to the precision (``.to(device, dtype)``: floating-point
-parameters and buffers); inputs from ``get_inputs()`` (seeded per correctness case) cast the same way; outputs
-compared under ``torch.no_grad()`` with atol = rtol = KernelBench's tolerance for the precision on every element.
-One departure: integer and boolean tensors (class labels, indices, masks) keep their dtype, where KernelBench casts
-them too and so breaks problems such as level 1's 95_CrossEntropyLoss (a float target fails cross_entropy).
+parameters and buffers); inputs from ``get_inputs()`` (seeded per call) cast the same way; outputs compared under
+``torch.no_grad()`` with atol = rtol = KernelBench's tolerance for the precision on every element.
+Two departures. Integer and boolean tensors (class labels, indices, masks) keep their dtype, where KernelBench casts
+them too and so breaks problems such as level 1's 95_CrossEntropyLoss (a float target fails cross_entropy). And
+``get_inputs()`` draws on the device (its factory calls run under ``torch.device``), where KernelBench draws on the
+CPU and copies: the guard makes fresh inputs for every timed call, and a CPU draw of level 1's 6 GB ReLU input
+takes seconds.
 One workload (KernelBench fixes the shapes), used on the CPU too; no held-out shape and no roofline floor (sizes
 are unknown before running), and only KernelBench's own input distribution.
 """
@@ -65,7 +68,9 @@ def _build(cls, device):
 
 def make_inputs(axes, generator, device):
     torch.manual_seed(generator.initial_seed())
-    return tuple(_cast(x, device) for x in _problem.get_inputs())
+    with torch.device(device):  # drawn where they are used: on a CPU, 256 MB of inputs take seconds to draw
+        made = _problem.get_inputs()
+    return tuple(_cast(x, device) for x in made)
 
 
 def _device(inputs):
