@@ -9,9 +9,11 @@ import json
 import os
 import platform
 import random
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,10 +47,18 @@ class CampaignFailed(Exception):
     """``arcengine run`` exited non-zero; the message is its last line of stderr."""
 
 
-def run_campaign(args: list[str], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+class CampaignInterrupted(Exception):
+    """``arcengine run`` was interrupted at ``interrupt_after``, as Ctrl-C stops it: its run folder can resume."""
+
+
+def run_campaign(args: list[str], env: Mapping[str, str] | None = None,
+                 interrupt_after: float | None = None) -> dict[str, Any]:
     """``arcengine run ARGS --json`` in a process of its own; its summary. Its lines stream to this stderr as they
-    come, so a call cut short by its time limit still shows how far it got."""
-    done, last = _streamed(["run", *args, "--json"], env)
+    come, so a call cut short by its time limit still shows how far it got. With ``interrupt_after`` seconds, it
+    gets SIGINT then (CampaignInterrupted), unless it ended before."""
+    done, last, interrupted = _streamed(["run", *args, "--json"], env, interrupt_after)
+    if interrupted:
+        raise CampaignInterrupted(last)
     if done.returncode != 0:
         raise CampaignFailed(last or "no output")
     return json.loads(done.stdout)
@@ -57,24 +67,38 @@ def run_campaign(args: list[str], env: Mapping[str, str] | None = None) -> dict[
 def guard_eval(problem: str, candidate: str, device: str) -> dict[str, Any]:
     """``arcengine eval --json`` of one file in a process of its own: the guard's verdict and figures (a failing
     verdict is a figure too, recorded as it is), the baseline checked and timed beside the reference."""
-    done, last = _streamed(["eval", problem, candidate, "--device", device, "--json"])
+    done, last, _ = _streamed(["eval", problem, candidate, "--device", device, "--json"])
     if not done.stdout.strip():
         raise CampaignFailed(f"eval of {candidate} printed nothing: {last}")
     return json.loads(done.stdout)
 
 
-def _streamed(args: list[str], env: Mapping[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], str]:
-    """An arcengine command: its stdout kept, its stderr copied here line by line; and its last stderr line."""
+def _streamed(args: list[str], env: Mapping[str, str] | None = None, interrupt_after: float | None = None,
+              ) -> tuple[subprocess.CompletedProcess[str], str, bool]:
+    """An arcengine command: its stdout kept, its stderr copied here line by line; its last stderr line; and
+    whether it was interrupted (SIGINT once ``interrupt_after`` seconds have passed)."""
     with tempfile.TemporaryFile("w+") as stdout:
         with subprocess.Popen([sys.executable, "-m", "arcengine.cli", *args], stdout=stdout, stderr=subprocess.PIPE,
                               text=True, env={**os.environ, **(env or {})}) as process:
+            fired = threading.Event()
+
+            def stop() -> None:
+                fired.set()
+                process.send_signal(signal.SIGINT)
+
+            interrupt = threading.Timer(interrupt_after or 0.0, stop)
+            if interrupt_after is not None:
+                interrupt.start()
             assert process.stderr is not None
             last = ""
             for line in process.stderr:
                 sys.stderr.write(line)
                 last = line.strip() or last
+            process.wait()
+            interrupt.cancel()
         stdout.seek(0)
-        return subprocess.CompletedProcess(process.args, process.returncode, stdout.read(), None), last
+        interrupted = fired.is_set() and process.returncode != 0
+        return subprocess.CompletedProcess(process.args, process.returncode, stdout.read(), None), last, interrupted
 
 
 def environment(device: torch.device) -> dict[str, Any]:

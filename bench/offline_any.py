@@ -5,11 +5,12 @@ and KernelBench's torch.compile baseline, in the same interleaved rounds, and th
 compile, best and what the tuner changed.
 
     python bench/offline_any.py OUT.json --kernelbench DIR [--problems FILE ...] [--budget 40] [--agents 4]
-                                         [--device cuda] [--time-limit S]
+                                         [--device cuda] [--time-limit S] [--slice S --keep FOLDER]
 
 DIR is KernelBench's problem folder (its level1/, level2/ ...: ScalingIntelligence/KernelBench's KernelBench/).
 OUT.json is rewritten after each problem and a rerun skips the problems it holds, so the list can be measured
-over several calls (each problem records its own date and commit).
+over several calls (each problem records its own date and commit); with --slice, so can one campaign (cut, kept
+in FOLDER and resumed by the next call).
 
 The problems were chosen before any was measured, none covered by a shipped problem, each for what it asks of
 the search (PROBLEMS below).
@@ -20,13 +21,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
-from measure import CampaignFailed, environment, guard_eval, run_campaign
+from measure import CampaignFailed, CampaignInterrupted, environment, guard_eval, run_campaign
 
+from arcengine.domain.problem import load_problem
 from arcengine.domain.tunables import read_tunables
 from arcengine.guard.sol import geometric_mean
 
@@ -43,12 +46,14 @@ PROBLEMS = {
 }
 
 
-def measure(path: Path, budget: int, agents: int, device: str, time_limit: float | None) -> dict[str, Any]:
-    """One problem's campaign and its best judged beside eager and torch.compile."""
+def measure(path: Path, settings: list[str], device: str, keep: Path | None, slice_s: float | None,
+            ) -> dict[str, Any] | None:
+    """One problem's campaign and its best judged beside eager and torch.compile; None where the campaign was cut
+    at this call's slice (see campaign)."""
     with tempfile.TemporaryDirectory() as runs:
-        args = [str(path), "--agents", str(agents), "--budget", str(budget), "--device", device, "--plateau", "1000",
-                "--out", runs, *(["--time-limit", str(time_limit)] if time_limit else [])]
-        summary = run_campaign(args)
+        summary = campaign(path, settings, Path(runs), keep, slice_s)
+        if summary is None:
+            return None
         run_dir = Path(summary["run_dir"])
         best_file = run_dir / "best.py"
         judged = guard_eval(summary["problem_dir"], str(best_file), device)  # beside eager and compile
@@ -68,6 +73,34 @@ def measure(path: Path, budget: int, agents: int, device: str, time_limit: float
                         if seed.get(name) != value},
             "best_over_compile": _mean(r["best_over_compile"] for r in rows if not r["held_out"]),
             "best_over_eager": _mean(r["best_over_eager"] for r in rows if not r["held_out"])}
+
+
+def campaign(path: Path, settings: list[str], runs: Path, keep: Path | None, slice_s: float | None,
+             ) -> dict[str, Any] | None:
+    """The campaign's summary. With ``slice_s``, a campaign runs that long in this call at most: then it is
+    interrupted (as Ctrl-C stops it, resumable), its run folder packed into KEEP/<problem>.tar.gz and None returned;
+    the next call resumes it from there, on this machine or another (a device call has ten minutes, and a campaign
+    whose candidates compile with autotuning takes longer)."""
+    archive = keep / f"{path.stem}.tar.gz" if keep is not None else None
+    if archive is not None and archive.exists():
+        with tarfile.open(archive) as packed:
+            packed.extractall(runs, filter="data")
+        load_problem(path)  # its folder, where the recorded campaign looks for it (named by its content)
+        (run_dir,) = (folder for folder in runs.iterdir() if folder.is_dir())
+        args = ["--resume", str(run_dir)]
+    else:
+        args = [str(path), *settings, "--out", str(runs)]
+    try:
+        summary = run_campaign(args, interrupt_after=slice_s)
+    except CampaignInterrupted:
+        assert archive is not None  # main asks for --keep with --slice
+        (run_dir,) = (folder for folder in runs.iterdir() if folder.is_dir())
+        with tarfile.open(archive, "w:gz") as packed:
+            packed.add(run_dir, arcname=run_dir.name)
+        return None
+    if archive is not None:
+        archive.unlink(missing_ok=True)
+    return summary
 
 
 def measured_when() -> dict[str, Any]:
@@ -103,7 +136,14 @@ def main() -> int:
     parser.add_argument("--agents", type=int, default=4)
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--time-limit", type=float, default=None, help="each campaign's limit in seconds")
+    parser.add_argument("--slice", type=float, default=None,
+                        help="seconds a campaign runs in this call at most; a rerun resumes it (needs --keep)")
+    parser.add_argument("--keep", type=Path, default=None, help="where a cut campaign's run folder is kept")
     args = parser.parse_args()
+    if args.slice is not None and args.keep is None:
+        parser.error("--slice needs --keep: the folder a cut campaign is kept in, to resume from")
+    settings = ["--agents", str(args.agents), "--budget", str(args.budget), "--device", args.device, "--plateau",
+                "1000", *(["--time-limit", str(args.time_limit)] if args.time_limit else [])]
     document = json.loads(args.out.read_text()) if args.out.exists() else {
         **environment(torch.device(args.device)), "benchmark": "offline default on problems without a seed (issue 29)",
         "command": " ".join([Path(sys.executable).name, *sys.argv]), "chosen": PROBLEMS, "problems": {}}
@@ -111,10 +151,13 @@ def main() -> int:
         if name in document["problems"]:
             continue
         try:
-            document["problems"][name] = {"why": PROBLEMS.get(name), **measured_when(), **measure(
-                args.kernelbench / name, args.budget, args.agents, args.device, args.time_limit)}
+            measured = measure(args.kernelbench / name, settings, args.device, args.keep, args.slice)
         except CampaignFailed as error:
-            document["problems"][name] = {"why": PROBLEMS.get(name), **measured_when(), "failed": str(error)}
+            measured = {"failed": str(error)}
+        if measured is None:
+            print(f"{name}: cut after {args.slice:.0f} s, kept in {args.keep}: run again to go on", flush=True)
+            break
+        document["problems"][name] = {"why": PROBLEMS.get(name), **measured_when(), **measured}
         document["headline"] = headline(document["problems"])
         args.out.write_text(json.dumps(document, indent=2))
         print(name, json.dumps({k: document["problems"][name].get(k) for k in ("best_over_compile", "changed",
