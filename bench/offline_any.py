@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -31,6 +32,7 @@ from measure import CampaignFailed, CampaignInterrupted, environment, guard_eval
 
 from arcengine.domain.problem import load_problem
 from arcengine.domain.tunables import read_tunables
+from arcengine.engine.history import load_history
 from arcengine.guard.sol import geometric_mean
 
 PROBLEMS = {
@@ -82,14 +84,19 @@ def campaign(path: Path, settings: list[str], runs: Path, keep: Path | None, sli
     the next call resumes it from there, on this machine or another (a device call has ten minutes, and a campaign
     whose candidates compile with autotuning takes longer)."""
     archive = keep / f"{path.stem}.tar.gz" if keep is not None else None
+    args = [str(path), *settings, "--out", str(runs)]
     if archive is not None and archive.exists():
         with tarfile.open(archive) as packed:
             packed.extractall(runs, filter="data")
-        load_problem(path)  # its folder, where the recorded campaign looks for it (named by its content)
         (run_dir,) = (folder for folder in runs.iterdir() if folder.is_dir())
-        args = ["--resume", str(run_dir)]
-    else:
-        args = [str(path), *settings, "--out", str(runs)]
+        # The problem's folder made again, where the recorded campaign looks for it: it is named by its content, so
+        # an arcengine that writes it otherwise has a folder of its own, and the campaign starts afresh.
+        if load_problem(path).directory == Path(load_history(run_dir).started.problem_dir):
+            args = ["--resume", str(run_dir)]
+        else:
+            print(f"{path.name}: the kept campaign's problem folder is not this arcengine's: starting afresh",
+                  file=sys.stderr)
+            shutil.rmtree(run_dir)
     try:
         summary = run_campaign(args, interrupt_after=slice_s)
     except CampaignInterrupted:
