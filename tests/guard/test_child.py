@@ -1580,3 +1580,23 @@ def test_a_result_is_read_by_identity_so_none_of_its_code_runs_in_the_harness() 
     assert not correctness.is_sequence(Later())
     assert "no plain string" in (correctness.returned_failure(tensor) or "")
     assert ran == []
+
+
+def test_a_stretch_of_the_harness_fails_where_the_modules_own_code_ran(tmp_path: Path) -> None:
+    """Input making runs under a profile hook: a call of any function whose code lies in the module's files (a
+    hook torch calls back, a finalizer) fails it, whatever route reached it; torch's and the harness's own
+    Python do not, and the hook is gone after the stretch."""
+    from arcengine.guard.child import own_code
+
+    source = tmp_path / "candidate.py"
+    source.write_text("def hook(seed):\n    return seed * 2\n")
+    module = worker.load_module(str(source), "arcengine_test_own_code")
+    absent = own_code.Absent((str(source), str(tmp_path / "candidate") + os.sep))
+    with absent.during("its inputs"):
+        torch.manual_seed(3)
+        torch.randn(4)
+    ran = r"code ran \(hook, line 1\) while the harness made its inputs"
+    with pytest.raises(own_code.OwnCodeRan, match=ran), absent.during("its inputs"):
+        torch.manual_seed(3)
+        module.hook(3)
+    assert sys.getprofile() is None

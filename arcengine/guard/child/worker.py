@@ -52,6 +52,7 @@ from arcengine.guard.child import (
     landlock,
     native_build,
     opens,
+    own_code,
     precompile,
     process,
     settings_watch,
@@ -202,6 +203,7 @@ class Worker:
         self.workloads: dict[int, Mapping[str, object]] = {}
         self.seal: correctness.HarnessSeal | None = None
         self.inputs_seal: correctness.HarnessSeal | None = None  # untrusted roles: see _inputs_seal
+        self.own_code: own_code.Absent | None = None  # untrusted roles: where their module's code lies
         self.threads_before: set[int | None] = set()
         self.thread_count_before = 0
         self.timer: timing.Timer | None = None
@@ -295,6 +297,7 @@ class Worker:
         self.seal = _seal(self.reference)
         if self.role in CANDIDATE_ROLES:  # a method of its own shadowed for one use would escape the seal
             self.inputs_seal = _inputs_seal(self.reference)
+            self.own_code = own_code.Absent((self.source, self.source.removesuffix(".py") + os.sep))
             harness = _harness_modules()
             frozen.freeze_classes(harness)
             frozen.seal_modules(harness)
@@ -506,7 +509,10 @@ class Worker:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return make_inputs(self.reference, axes, seed, distribution, self.device)
+            with self.own_code.during("its inputs") if self.own_code else contextlib.nullcontext():
+                return make_inputs(self.reference, axes, seed, distribution, self.device)
+        except own_code.OwnCodeRan as ran:
+            raise InputsTouched(str(ran)) from None
         finally:
             if collecting:
                 gc.enable()
@@ -623,7 +629,7 @@ def _inputs_seal(reference: ModuleType) -> correctness.HarnessSeal:
 
 def _harness_modules() -> list[ModuleType]:
     """The worker's own code, which runs after untrusted code in the same process."""
-    return [correctness, destinations, timing, channel, distributions, process, threads, opens,
+    return [correctness, destinations, timing, channel, distributions, process, threads, opens, own_code,
             sys.modules[__name__]]
 
 
