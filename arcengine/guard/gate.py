@@ -346,10 +346,17 @@ SUSPICIOUS_ATTRIBUTES = {
 # switches are not among them (TF32 changes what the problem computes; the seal fails a candidate that sets them).
 SETTINGS = {"torch.backends.cudnn.benchmark", "torch.backends.cudnn.deterministic", "torch.backends.cudnn.enabled",
             "torch.backends.mkldnn.enabled", "torch.backends.opt_einsum.enabled"}
-# Precision switches may only be turned off (towards exact float32): the seal still fails a change of the harness's.
-STRICT_SETTINGS = {"torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
-                   "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-                   "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"}
+# Precision switches may only be set to their exact value (towards exact float32: TF32 off, reduced-precision
+# reductions off, torch 2.9's fp32_precision "ieee"): the seal still fails a change of the harness's.
+STRICT_SETTINGS: dict[str, object] = {
+    "torch.backends.cuda.matmul.allow_tf32": False, "torch.backends.cudnn.allow_tf32": False,
+    "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": False,
+    "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": False,
+    **{f"torch.backends.{name}fp32_precision": "ieee" for name in ("", "cuda.matmul.", "cudnn.", "cudnn.conv.",
+                                                                   "cudnn.rnn.", "mkldnn.", "mkldnn.matmul.",
+                                                                   "mkldnn.conv.", "mkldnn.rnn.")},
+}
+_UNSET = object()  # no constant was assigned
 SETTING_NAMESPACES = ("torch._dynamo.config.", "torch._inductor.config.", "torch._functorch.config.",
                       "torch.compiler.config.", "triton.knobs.autotuning.")
 # torch.compile by its names: its options are settings. Used other than by a call or as a decorator (handed to
@@ -623,7 +630,7 @@ class _Checker:
         self.modules: set[str] = set()  # names bound by `import`: modules, used only through their attributes
         self.bases: set[int] = set()  # ids of nodes in a position where a module may be: `m.x`, getattr(m, "x")
         self.callees: set[int] = set()  # ids of nodes that are called
-        self.false_stores: set[int] = set()  # ids of targets assigned the constant False
+        self.constant_stores: dict[int, object] = {}  # ids of targets assigned a constant, and the constant
         self.namespaces: set[str] = set()  # operator namespaces the candidate's own custom ops define
         self.shadowed: set[int] = set()  # ids of uses of a builtin's name that are a function's own variable
         self.imported_names: set[str] = set()  # names bound by an unconditional import at the module's top
@@ -727,8 +734,8 @@ class _Checker:
                 if self.literal(node.value):  # a knob set to a value, not to code of the candidate's
                     self.literal_stores.update(id(target) for target in node.targets)
                     self.store_values.update((id(target), node.value) for target in node.targets)
-                if isinstance(node.value, ast.Constant) and node.value.value is False:
-                    self.false_stores.update(id(target) for target in node.targets)
+                if isinstance(node.value, ast.Constant):
+                    self.constant_stores.update((id(target), node.value.value) for target in node.targets)
         for call in calls:
             if self.resolve(call.func) == ("os.environ.setdefault", True) and _build_setting(call):
                 self.build_settings.add(id(call.func))
@@ -864,7 +871,11 @@ class _Checker:
             if path.startswith("type()."):
                 return f"patches a class through {ast.unparse(node.value)} = type(...)"
             if resolved and isinstance(node.ctx, ast.Store) and path in STRICT_SETTINGS:
-                return None if id(node) in self.false_stores else f"turns on {path} (only off is allowed)"
+                exact, given = STRICT_SETTINGS[path], self.constant_stores.get(id(node), _UNSET)
+                if type(given) is type(exact) and given == exact:
+                    return None
+                return (f"turns on {path} (only off is allowed)" if exact is False
+                        else f"sets {path} to other than {exact!r} (only exact float32 is allowed)")
             if resolved and not (isinstance(node.ctx, ast.Store) and _a_setting(path)):
                 return f"monkey-patches {path}"
             if resolved and id(node) not in self.literal_stores:

@@ -291,6 +291,22 @@ def test_seal_detects_patched_timer_and_settings() -> None:
         torch.set_float32_matmul_precision(precision)
 
 
+@pytest.mark.skipif(not hasattr(torch.backends.cudnn, "conv"), reason="torch before 2.9: no per-backend precision")
+def test_the_seal_takes_torchs_per_backend_precision_towards_exact_float32_only() -> None:
+    """torch 2.9's fp32_precision: "ieee" (exact float32) may be set, "tf32" not; the legacy switches, unreadable
+    once the two APIs are mixed, are judged by the per-backend values."""
+    conv, matmul = torch.backends.cudnn.conv.fp32_precision, torch.backends.cuda.matmul.fp32_precision
+    seal = correctness.default_seal([timing])
+    try:
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+        assert seal.broken() is None
+        torch.backends.cuda.matmul.fp32_precision = "tf32"
+        assert f"cuda.matmul.fp32_precision from {matmul!r} to 'tf32'" in (seal.broken() or "")
+    finally:
+        torch.backends.cudnn.conv.fp32_precision = conv
+        torch.backends.cuda.matmul.fp32_precision = matmul
+
+
 # ---------------------------------------------------------------- unit: timing and spec
 
 

@@ -865,6 +865,8 @@ def test_torch_compile_with_literal_settings_passes() -> None:
     ("import logging.handlers", "logging.handlers"),  # sockets, SMTP, HTTP, a listener thread
     ("import torch\ng = torch._C._dynamo.guards.GuardManager", "torch._C._dynamo.guards.GuardManager"),
     ("import torch\ntorch.backends.cuda.matmul.allow_tf32 = True", "only off is allowed"),
+    ("import torch\ntorch.backends.cuda.matmul.fp32_precision = 'tf32'", "only exact float32 is allowed"),
+    ("import torch\ntorch.backends.cudnn.conv.fp32_precision = 'tf32'", "only exact float32 is allowed"),
     ("import sys\nm = sys or 1", "sys as a value"),  # the value of `or` is its operand
 ])
 def test_rejects_string_runners_of_the_standard_library_and_torch(snippet: str, needle: str) -> None:
@@ -880,6 +882,9 @@ def test_rejects_string_runners_of_the_standard_library_and_torch(snippet: str, 
     "import torch\ntorch._dynamo.reset()\ntorch._dynamo.config.cache_size_limit = 2 ** 8",
     "import torch\nMAX_AUTOTUNE = False\nf = torch.compile(abs, options={'max_autotune': MAX_AUTOTUNE})",
     "import torch\ntorch.backends.cuda.matmul.allow_tf32 = False\ntorch.backends.cudnn.allow_tf32 = False",
+    # torch 2.9's spelling of the same (an honest kernel that once tripped the gate: red team of honest kernels 16)
+    "import torch\ntorch.backends.cuda.matmul.fp32_precision = 'ieee'\n"
+    "torch.backends.cudnn.conv.fp32_precision = 'ieee'",
     "try:\n    import triton\nexcept ImportError:\n    triton = None\nassert not triton or triton and True",
     "from typing import Annotated\nimport torch\ndef f(x: Annotated[torch.Tensor, '(T, 2*D)']) -> None: ...",
     "import tilelang.language as T\ndef k(A: T.Tensor((M, K // 2), 'float16')) -> None: ...",

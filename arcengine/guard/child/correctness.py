@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import math
 import operator
 import random
@@ -531,7 +532,9 @@ class HarnessSeal:
             self._plan = _SealPlan(self._watches)  # names moved without changing what they resolve to
         now = read_settings()
         for key, before in self._settings.items():
-            if now.get(key) != before and now.get(key) != EXACT_SETTINGS.get(key, before):
+            if now.get(key) is None and key in LEGACY_PRECISION:
+                continue
+            if now.get(key) != before and now.get(key) not in EXACT_SETTINGS.get(key, ()):
                 return f"candidate changed torch setting {key} from {before!r} to {now.get(key)!r}"
         return None
 
@@ -621,13 +624,22 @@ def _current(watch: _Watch) -> object:
     return vars(watch.owner).get(watch.name, _MISSING)  # type: ignore[arg-type]
 
 
+# torch 2.9's per-backend precision settings (``torch.backends.<name>fp32_precision``), where this torch has them.
+PRECISION_BACKENDS = ("", "cuda.matmul.", "cudnn.", "cudnn.conv.", "cudnn.rnn.", "mkldnn.", "mkldnn.matmul.",
+                      "mkldnn.conv.", "mkldnn.rnn.")
 # Each precision setting's exact value: a candidate may move its own process there (TF32 off for its own float32
 # matmuls, as the gate allows), never away from it.
-EXACT_SETTINGS: dict[str, object] = {
-    "float32_matmul_precision": "highest", "cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": False,
-    "cuda.matmul.allow_fp16_reduced_precision_reduction": False,
-    "cuda.matmul.allow_bf16_reduced_precision_reduction": False,
+# A per-backend value may also become "none" (defer to the backend above it, each probed too): the legacy switch
+# turned off sets it so.
+EXACT_SETTINGS: dict[str, tuple[object, ...]] = {
+    "float32_matmul_precision": ("highest",), "cuda.matmul.allow_tf32": (False,), "cudnn.allow_tf32": (False,),
+    "cuda.matmul.allow_fp16_reduced_precision_reduction": (False,),
+    "cuda.matmul.allow_bf16_reduced_precision_reduction": (False,),
+    **{f"{name}fp32_precision": ("ieee", "none") for name in PRECISION_BACKENDS},
 }
+# The legacy switches read the per-backend ones of torch 2.9 and raise where those were set apart ("a mix of the
+# legacy and new APIs"): unreadable then, they are judged by the per-backend values, which say more.
+LEGACY_PRECISION = {"float32_matmul_precision", "cuda.matmul.allow_tf32", "cudnn.allow_tf32"}
 
 
 def read_settings() -> dict[str, object]:
@@ -642,6 +654,8 @@ def read_settings() -> dict[str, object]:
             lambda: torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
         ),
         "cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
+        **{f"{name}fp32_precision": functools.partial(operator.attrgetter(f"{name}fp32_precision"), torch.backends)
+           for name in PRECISION_BACKENDS},
         "default_dtype": torch.get_default_dtype,
         # A mode pushed by the candidate would intercept every torch call, the checker's own included.
         "torch_function_modes": torch._C._len_torch_function_stack,
