@@ -1,5 +1,6 @@
 """The adversarial catalogue on CPU: every cpu entry of catalogue.toml (but those marked ci = false, which repeat a
-check another entry makes, to keep this file under ~4 minutes on 2 cores) through the real command line,
+check another entry or a unit test of tests/guard makes, to keep this file short on 2 cores) through the real command
+line,
 `python -m arcengine.cli eval PROBLEM FILE --device cpu --json`, with API-key canaries in its environment. An entry
 only the static gate can refuse (verdict "reject") is checked against the gate in this process, as `eval` calls it
 before anything runs; a few of them go through the command line too, for the reject path's output and canaries
