@@ -240,7 +240,8 @@ class _Tally:
     def add(self, o: torch.Tensor, r: torch.Tensor, tol: Tolerance) -> None:
         base, self.seen = self.seen, self.seen + r.numel()
         finite = torch.isfinite(o) & torch.isfinite(r)
-        diff = torch.where(finite, (o - r).abs(), torch.zeros((), dtype=o.dtype, device=o.device))
+        zero = torch.zeros((), dtype=o.dtype, device=o.device)
+        diff = torch.where(finite, (o - r).abs(), zero)
         allowed = tol.atol + tol.rtol * r.abs()
         close = finite & (diff <= allowed)
         same_special = ~torch.isfinite(r) & ((o == r) | (torch.isnan(o) & torch.isnan(r)))
@@ -254,7 +255,7 @@ class _Tally:
                 self.specials[name] = (earlier + count, first)
             elif count:
                 self.specials[name] = (count, _Element.at(base, int(torch.nonzero(differ)[0].item()), o, r))
-        excess = torch.where(finite, diff / allowed.clamp_min(1e-30), torch.zeros((), dtype=o.dtype, device=o.device))
+        excess = torch.where(finite, diff / allowed.clamp_min(1e-30), zero)
         worst = float(excess.max().item())
         if worst > self.worst_excess:
             self.worst_excess, self.worst = worst, _Element.at(base, int(torch.argmax(excess).item()), o, r)
