@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 import torch
 from torch.utils._python_dispatch import _pop_mode
@@ -42,3 +44,31 @@ def test_a_mode_left_pushed_fails_an_untrusted_call(fn: object) -> None:
 
 def test_a_mode_used_and_left_inside_the_call_passes() -> None:
     assert torch.equal(threads.Watch(_uses_a_mode_inside, "candidate")(torch.ones(4)), torch.full((4,), 2.0))
+
+
+def _leaves_python_dispatcher_on(x: torch.Tensor) -> torch.Tensor:
+    _kept.append(torch._C._EnablePythonDispatcher())  # its guard kept alive: the key stays on for the thread
+    return x * 2
+
+
+def _switches_the_collector(x: torch.Tensor) -> torch.Tensor:
+    if gc.isenabled():
+        gc.disable()
+    else:
+        gc.enable()
+    return x * 2
+
+
+_kept: list[object] = []
+
+
+@pytest.mark.parametrize(("fn", "reason"), [(_leaves_python_dispatcher_on, "dispatch key switched on"),
+                                            (_switches_the_collector, "garbage collector switched on")])
+def test_dispatch_keys_or_the_collector_left_changed_fail_an_untrusted_call(fn: object, reason: str) -> None:
+    collecting = gc.isenabled()
+    try:
+        with pytest.raises(threads.LeftRunning, match=reason):
+            threads.Watch(fn, "candidate")(torch.ones(4))  # type: ignore[arg-type]
+    finally:
+        _kept.clear()
+        (gc.enable if collecting else gc.disable)()

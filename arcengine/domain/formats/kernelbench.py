@@ -49,6 +49,7 @@ _problem = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = _problem  # torch.compile (the baseline) finds Model's module by its name
 _spec.loader.exec_module(_problem)
 _references = {{}}
+_CPU_GENERATOR = torch.default_generator  # taken at the reference's import, before any candidate's
 
 
 def _cast(x, device):
@@ -66,8 +67,17 @@ def _build(cls, device):
         return cls(*init_inputs).to(device=device, dtype=DTYPE)
 
 
+def _seed(seed, device):
+    """torch.manual_seed's effect on the generators a draw on ``device`` uses, without torch.manual_seed: it also
+    calls every device module registered with torch, which a candidate's worker could register (its code would
+    then run while its inputs are made)."""
+    _CPU_GENERATOR.manual_seed(seed)
+    if device.type == "cuda":
+        torch.cuda.manual_seed_all(seed)
+
+
 def make_inputs(axes, generator, device):
-    torch.manual_seed(generator.initial_seed())
+    _seed(generator.initial_seed(), torch.device(device))
     with torch.device(device):  # drawn where they are used: on a CPU, 256 MB of inputs take seconds to draw
         made = _problem.get_inputs()
     return tuple(_cast(x, device) for x in made)

@@ -141,6 +141,8 @@ def returned_failure(out: object) -> str | None:
             return f"{where} is {kind.__module__}.{kind.__qualname__}, not exactly torch.Tensor (or a tuple of them)"
         if kind is torch.Tensor and (name := shadowed(item)):  # type: ignore[arg-type]
             return f"{where} {name}"
+        if kind is torch.Tensor and (item.is_neg() or item.is_conj()):  # type: ignore[union-attr]
+            return f"{where} is a view with its negative or conjugate bit set (return it resolved: resolve_neg())"
     return None
 
 

@@ -135,7 +135,7 @@ class Watch:
         if more is not None and self.enforce:
             raise LeftRunning(f"{self.role} left a thread running after returning ({more})")
         if left is not None and self.enforce:
-            raise LeftRunning(f"{self.role} left {left} pushed after returning (it would run in the harness's own "
+            raise LeftRunning(f"{self.role} left {left} after returning (it would run in the harness's own "
                               "operations, after the clock)")
         return out
 

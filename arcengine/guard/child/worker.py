@@ -47,6 +47,7 @@ from arcengine.guard.child import (
     confine,
     correctness,
     destinations,
+    dispatcher_watch,
     distributions,
     frozen,
     landlock,
@@ -274,6 +275,7 @@ class Worker:
         self.destinations = bool(command.get("destination_passing")) and self.role in CANDIDATE_ROLES
         if self.role in CANDIDATE_ROLES:  # untrusted code may touch no process that judges it, from here on
             confine.shield(set(command.get("protect") or ()) - {os.getpid()})
+            dispatcher_watch.install()
             opens.install()
             settings_watch.install()
             frozen.freeze_tensor()
@@ -303,6 +305,8 @@ class Worker:
             frozen.seal_modules(harness)
         self.threads_before = {thread.ident for thread in threading.enumerate()}
         self.thread_count_before = _thread._count()
+        if self.role in CANDIDATE_ROLES:
+            dispatcher_watch.arm()
         failure = self._import()
         compiler_report: dict[str, float] = {}
         if compiler is not None:
@@ -342,6 +346,7 @@ class Worker:
         steps = {"device": perf_counter() - started}
         meta = torch.device("meta")  # modules built for the device (KernelBench's ModelNew) stay shapes
         reference = load_module(str(command["reference"]), REFERENCE_MODULE)
+        dispatcher_watch.arm()
         run = entry_point(load_module(self.source, ROLE_MODULES[self.role]), reference, meta, self.role)
         steps["import"] = perf_counter() - started - steps["device"]
         # Destination-passing modules need outputs whose shapes the judge learns only from the reference: they

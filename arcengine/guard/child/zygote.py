@@ -303,6 +303,10 @@ def warm_up() -> tuple[list[str], dict[str, str]]:
             torch.empty(1, device="meta") * 2
         except Exception as exc:
             failed["meta"] = f"{type(exc).__name__}: {exc}"
+    # Before the freeze below hides them from it, the dispatcher watch notes torch's libraries (a worker's checks).
+    watch = sys.modules.get("arcengine.guard.child.dispatcher_watch")
+    if watch is not None:
+        watch.install()
     # The imported modules' objects go to the permanent generation: a child's collections then neither skip
     # nor touch them, so they stay shared with the zygote instead of being copied page by page.
     gc.collect()
