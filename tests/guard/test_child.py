@@ -1461,13 +1461,13 @@ def test_a_candidate_may_turn_its_own_precision_towards_exact(tmp_path: Path) ->
     assert result["correct"] is True, result["failure"]
 
 def _kept_call(remote: RemoteRole, worker_end: socket.socket, in_use: list[int], kept: int,
-               trimmed: int | None) -> None:
-    """One call of a fake worker that leaves ``kept`` bytes more in use; told to trim, it gives ``trimmed`` back
-    (None: the test expects no trim)."""
+               trimmed: int | None, held: int = 0) -> None:
+    """One call of a fake worker that leaves ``kept`` bytes more in use, ``held`` of them (it says) held for the
+    audit; told to trim, it gives ``trimmed`` back (None: the test expects no trim)."""
     remote.begin({"op": "call"})
     command, _ = channel.receive(worker_end, 5.0)
     in_use[0] += kept
-    channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "outputs": []})
+    channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "outputs": [], "held_bytes": held})
     if trimmed is not None:
         trim = threading.Thread(target=_trim, args=(worker_end, in_use, trimmed))
         trim.start()
@@ -1501,6 +1501,20 @@ def test_a_worker_whose_calls_keep_device_memory_is_lost(fake_worker: FakeWorker
     call(0)  # what a call allocates and frees before it returns is not kept
     with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory .*\(limit 2\.5 GiB"):
         call(gib, trimmed=0)  # past the limit, the worker is told to trim: it gives nothing back
+
+
+def test_what_the_harness_holds_for_the_audit_is_no_leak(fake_worker: FakeWorker) -> None:
+    # KernelBench's 19_ReLU returns 6 GB per call: a timed block's calls held for the audit (inputs and outputs)
+    # kept 24.1 GiB on an H100, past the quarter of the device, and the honest seed was lost. Once the audit
+    # releases them (a reply that holds nothing), what stays counts again.
+    remote, worker_end = fake_worker
+    gib = 1 << 30
+    in_use = [4 * gib]
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib))
+    _kept_call(remote, worker_end, in_use, 24 * gib, trimmed=None, held=24 * gib)
+    assert not remote.closed
+    with pytest.raises(WorkerLost, match=r"kept 24\.0 GiB more device memory"):
+        _kept_call(remote, worker_end, in_use, 0, trimmed=0)  # released but never freed: the module's now
 
 
 def test_blocks_the_allocator_holds_for_reuse_are_no_leak(fake_worker: FakeWorker) -> None:

@@ -36,15 +36,18 @@ class DeviceMemoryWatch:
     def before_request(self) -> None:
         self._before = self.in_use()
 
-    def after_reply(self) -> str | None:
-        """Why the worker is lost once its calls have kept more than the limit; None while they have not."""
+    def after_reply(self, held: int = 0) -> str | None:
+        """Why the worker is lost once its calls have kept more than the limit; None while they have not. ``held``:
+        the bytes its harness keeps for the judge's audit (held calls' inputs and outputs, as its reply says), which
+        are not the module's to free: a 6 GB output held for four calls is no leak."""
         if self._before is None:
             return None
         self.kept += self.in_use() - self._before
         self._before = None
-        if self.kept <= self.limit:
+        if self.kept - held <= self.limit:
             return None
-        return (f"kept {self.kept / _GIB:.1f} GiB more device memory after its calls than before them (limit "
+        of_it = f", {held / _GIB:.1f} GiB of it held for the audit" if held else ""
+        return (f"kept {self.kept / _GIB:.1f} GiB more device memory after its calls than before them{of_it} (limit "
                 f"{self.limit / _GIB:.1f} GiB, a quarter of the device's): memory it never frees, which the "
                 f"other roles on this GPU need")
 

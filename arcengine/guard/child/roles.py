@@ -114,7 +114,7 @@ class RemoteRole:
             self.kill()
             raise WorkerLost("broke the harness's protocol (a reply to another request)")
         self._no_process_left()
-        self._no_memory_kept()
+        self._no_memory_kept(header)
         return header, payload
 
     def _where_hung(self) -> str:
@@ -142,12 +142,13 @@ class RemoteRole:
             self.kill()
             raise WorkerLost(f"left a process running after its call: {', '.join(left[:3])}")
 
-    def _no_memory_kept(self) -> None:
+    def _no_memory_kept(self, header: Mapping[str, Any]) -> None:
         """Native code may allocate device memory PyTorch never sees and keep it (see device_memory). Past the
         limit, the worker is first told to hand its allocator's cache back (``trim``, itself a request whose
         reply counts what it gave back): blocks PyTorch holds for reuse are no leak (torch.compile's autotuning
         leaves gigabytes of them), and only what stays after that fails the role."""
-        leak = self.memory.after_reply() if self.memory is not None else None
+        held = number(header.get("held_bytes")) or 0  # what the worker's harness keeps for the audit (it says)
+        leak = self.memory.after_reply(int(held)) if self.memory is not None else None
         if leak is None:
             return
         if not self._trimming:

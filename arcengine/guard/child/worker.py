@@ -239,6 +239,7 @@ class Worker:
             kind = str(op)
             self.served[kind] = self.served.get(kind, 0.0) + perf_counter() - started
             self.served_count[kind] = self.served_count.get(kind, 0) + 1
+            header["held_bytes"] = _held_bytes(self.held)  # the judge's account of the device memory calls kept
             reply = channel.prepare({**header, "id": command.get("id")}, payload)  # its device copies, first
             if (waits := self._waits_watched()) is not None:
                 with contextlib.suppress(RuntimeError):  # before the reply: no set of its lands in others' timing
@@ -589,6 +590,19 @@ def _fresh_seed() -> int:
     the candidate shares the process, and ``secrets.randbits`` rebound through ``sys.modules`` made every timed
     call's inputs one input a cache answered (red team round 11)."""
     return int.from_bytes(_urandom(8), "little") >> 2
+
+
+def _held_bytes(held: Sequence[_Held]) -> int:
+    """The device memory the harness keeps for the judge's audit: the held calls' inputs and outputs, by storage
+    (see device_memory: not the module's to free)."""
+    storages: dict[int, int] = {}
+    for call in held:
+        outputs = list(call.out) if correctness.is_sequence(call.out) else [call.out]  # type: ignore[call-overload]
+        for item in [*call.inputs, *outputs]:
+            if type(item) is torch.Tensor and item.is_cuda:
+                storage = item.untyped_storage()
+                storages[storage.data_ptr()] = storage.nbytes()
+    return sum(storages.values())
 
 
 def _harness_files() -> tuple[str, ...]:
