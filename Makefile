@@ -25,7 +25,8 @@ test: $(STAMP)
 	$(BIN)/ruff check arcengine tui tests bench
 	# One worker per core: most tests wait on guard children, which use one core each. loadgroup hands tests out
 	# one at a time (the heavy ones, first, alternate between workers) and keeps each xdist_group on one worker.
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	# The slowest 25 are listed at the end: where CI's time goes.
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=25
 
 lint: $(STAMP)
 	$(BIN)/ruff check arcengine tui tests bench
