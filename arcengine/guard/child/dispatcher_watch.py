@@ -44,7 +44,7 @@ METHODS: dict[str, int | None] = {"impl": 1, "impl_t_t": 1, "impl_with_aoti_comp
 
 _libraries: dict[int, tuple[str, str]] = {}  # each library object the harness saw made: its namespace and key
 _armed = False
-_installed: list[bool] = []  # once per process: a zygote's forks inherit what it noted before its freeze
+_installed = False  # once per process: a zygote's forks inherit what it noted before its freeze
 
 
 def refused_library(namespace: str, key: str) -> str | None:
@@ -62,9 +62,10 @@ def install() -> None:
     """Note every library made with the dispatcher from now on, and check each registration once ``arm`` is called;
     call before opens.install, and in a zygote before its ``gc.freeze`` (torch's libraries made so far are found by
     a walk of the heap, which sees no frozen object)."""
+    global _installed
     if _installed:
         return
-    _installed.append(True)
+    _installed = True
     for library in (o for o in gc.get_objects() if type(o) is torch.library.Library):  # made at torch's import
         if library.m is not None:
             _libraries[id(library.m)] = (library.ns, library.dispatch_key)
