@@ -121,3 +121,14 @@ async def test_the_offline_tuner_searches_the_generated_seed_and_its_proposals_p
         if proposal.params["ROUTE"] == "eager":  # under eager, no Inductor knob is ever the change
             assert proposal.params["ROUTE"] != read_tunables(working)[1]["ROUTE"]
         working = proposal.source  # as if each were kept
+
+
+def test_knobs_are_offered_for_what_the_code_does_not_what_its_words_say(tmp_path: Path) -> None:
+    # KernelBench's 88_MinGPTNewGelu documents itself as "Gaussian Error Linear Units": no GEMM to tune.
+    worded = tmp_path / "worded.py"
+    worded.write_text((FIXTURES / "kernelbench" / "1_Add.py").read_text().replace(
+        "return a + b", '"""A Linear Units function (matmul-free): see the @ note."""\n        return a + b  # no mm'))
+    assert "GEMM_BACKENDS" not in read_tunables(library_seed.library_seed(load_problem(worded), "cuda"))[0]
+    product = tmp_path / "product.py"
+    product.write_text((FIXTURES / "kernelbench" / "1_Add.py").read_text().replace("return a + b", "return a @ b"))
+    assert "GEMM_BACKENDS" in read_tunables(library_seed.library_seed(load_problem(product), "cuda"))[0]

@@ -48,7 +48,7 @@ class Knob(NamedTuple):
 # workload; the kernels stay Inductor's (copying its generated module would bind the seed to one torch version's
 # private runtime and to the shapes it was generated for).
 _INDUCTOR = "torch._inductor.config."
-_GEMM = r"matmul|\bmm\b|addmm|bmm|[Ll]inear|einsum|\w\s*@\s*\w"  # reference code that makes a GEMM
+_GEMM = r"matmul|\bmm\b|addmm|bmm|[Ll]inear|einsum|\w[ \t]*@[ \t]*\w"  # reference code that makes a GEMM
 KNOBS = {
     "COORDINATE_DESCENT": Knob(_INDUCTOR + "coordinate_descent_tuning", [False, True]),
     "SPLIT_REDUCTIONS": Knob(_INDUCTOR + "split_reductions", [True, False]),
@@ -97,8 +97,9 @@ def _settings(routes: list[str], library: list[str], device: str, code: str) -> 
     """The seed's settings, its TUNABLES and the function that applies them. The knobs are offered on a GPU only
     (on the CPU Inductor generates C++, which they do not steer) and where ``code`` (the reference's) calls for
     them; each is conditioned on the routes it matters under (TUNABLES_WHEN)."""
+    statements = _statements(code)
     knobs = {name: knob for name, knob in KNOBS.items()
-             if device == "cuda" and (knob.offered is None or re.search(knob.offered, code))}
+             if device == "cuda" and (knob.offered is None or re.search(knob.offered, statements))}
     tunables = {"ROUTE": routes, **{name: knob.values for name, knob in knobs.items()}}
     when = {name: {"ROUTE": [route for route in routes if route.startswith(knob.routes)]}
             for name, knob in knobs.items() if knob.routes}
@@ -111,6 +112,22 @@ def _settings(routes: list[str], library: list[str], device: str, code: str) -> 
     defaults = "".join(f"{name} = {knob.values[0]!r}\n" for name, knob in knobs.items())
     return _SETTINGS.format(when=when, knobs=defaults, tunables=tunables, assignments=assignments,
                             library=", ".join(f"{name!r}: {name}" for name in library))
+
+
+def _statements(code: str) -> str:
+    """``code`` as Python reads it: without its comments and docstrings, where words like "Linear" name no call
+    (KernelBench's GELU is documented as "Gaussian Error Linear Units"), one statement per line (so a decorator's
+    "@" is no matrix product)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]
+    return ast.unparse(tree)
 
 
 _FUNCTION_ENTRY = '''
