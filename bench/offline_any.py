@@ -6,11 +6,12 @@ compile, best and what the tuner changed.
 
     python bench/offline_any.py OUT.json --kernelbench DIR [--problems FILE ...] [--budget 40] [--agents 4]
                                          [--device cuda] [--time-limit S] [--slice S --keep FOLDER]
+                                         [--redo FILE ...]
 
 DIR is KernelBench's problem folder (its level1/, level2/ ...: ScalingIntelligence/KernelBench's KernelBench/).
 OUT.json is rewritten after each problem and a rerun skips the problems it holds, so the list can be measured
-over several calls (each problem records its own date and commit); with --slice, so can one campaign (cut, kept
-in FOLDER and resumed by the next call).
+over several calls (each problem records its own date and commit); with --slice S, this call stops after S seconds
+and so can one campaign (cut, kept in FOLDER and resumed by the next call).
 
 The problems were chosen before any was measured, none covered by a shipped problem, each for what it asks of
 the search (PROBLEMS below).
@@ -24,6 +25,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +50,16 @@ PROBLEMS = {
 }
 
 
+# A campaign is started only with this long left of the call's slice: its best's judgement beside eager and
+# compile (a few workers' imports and torch.compile, then interleaved timing) must fit after it.
+JUDGE_S = 90.0
+SUMMARY = "offline-any-summary.json"  # a finished campaign's summary, kept in its run folder until it is judged
+
+
 def measure(path: Path, settings: list[str], device: str, keep: Path | None, slice_s: float | None,
             ) -> dict[str, Any] | None:
     """One problem's campaign and its best judged beside eager and torch.compile; None where the campaign was cut
-    at this call's slice (see campaign)."""
+    after ``slice_s`` seconds (see campaign)."""
     with tempfile.TemporaryDirectory() as runs:
         summary = campaign(path, settings, Path(runs), keep, slice_s)
         if summary is None:
@@ -82,13 +90,16 @@ def campaign(path: Path, settings: list[str], runs: Path, keep: Path | None, sli
     """The campaign's summary. With ``slice_s``, a campaign runs that long in this call at most: then it is
     interrupted (as Ctrl-C stops it, resumable), its run folder packed into KEEP/<problem>.tar.gz and None returned;
     the next call resumes it from there, on this machine or another (a device call has ten minutes, and a campaign
-    whose candidates compile with autotuning takes longer)."""
+    whose candidates compile with autotuning takes longer). A finished campaign is packed there too, so a call cut
+    while its best is judged resumes it finished (``done`` drops the archive once the figures are written)."""
     archive = keep / f"{path.stem}.tar.gz" if keep is not None else None
     args = [str(path), *settings, "--out", str(runs)]
     if archive is not None and archive.exists():
         with tarfile.open(archive) as packed:
             packed.extractall(runs, filter="data")
         (run_dir,) = (folder for folder in runs.iterdir() if folder.is_dir())
+        if (finished := run_dir / SUMMARY).exists():  # cut while its best was judged: only that is left
+            return {**json.loads(finished.read_text()), "run_dir": str(run_dir)}
         # The problem's folder made again, where the recorded campaign looks for it: it is named by its content, so
         # an arcengine that writes it otherwise has a folder of its own, and the campaign starts afresh.
         if load_problem(path).directory == Path(load_history(run_dir).started.problem_dir):
@@ -101,13 +112,20 @@ def campaign(path: Path, settings: list[str], runs: Path, keep: Path | None, sli
         summary = run_campaign(args, interrupt_after=slice_s)
     except CampaignInterrupted:
         assert archive is not None  # main asks for --keep with --slice
-        (run_dir,) = (folder for folder in runs.iterdir() if folder.is_dir())
-        with tarfile.open(archive, "w:gz") as packed:
-            packed.add(run_dir, arcname=run_dir.name)
+        _pack(runs, archive)
         return None
     if archive is not None:
-        archive.unlink(missing_ok=True)
+        (Path(summary["run_dir"]) / SUMMARY).write_text(json.dumps(summary))
+        _pack(runs, archive)
     return summary
+
+
+def _pack(runs: Path, archive: Path) -> None:
+    """The one run folder under ``runs``, packed into ``archive`` (replacing an earlier state)."""
+    (run_dir,) = (folder for folder in runs.iterdir() if folder.is_dir())
+    with tarfile.open(archive.with_suffix(".part"), "w:gz") as packed:
+        packed.add(run_dir, arcname=run_dir.name)
+    archive.with_suffix(".part").replace(archive)  # whole or not at all: a call may be killed while it packs
 
 
 def measured_when() -> dict[str, Any]:
@@ -144,8 +162,10 @@ def main() -> int:
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--time-limit", type=float, default=None, help="each campaign's limit in seconds")
     parser.add_argument("--slice", type=float, default=None,
-                        help="seconds a campaign runs in this call at most; a rerun resumes it (needs --keep)")
+                        help="seconds this call runs at most, a cut campaign kept; a rerun resumes it (needs --keep)")
     parser.add_argument("--keep", type=Path, default=None, help="where a cut campaign's run folder is kept")
+    parser.add_argument("--redo", nargs="*", default=[], metavar="FILE",
+                        help="measure these again (an earlier run's entry, a failure say, is replaced)")
     args = parser.parse_args()
     if args.slice is not None and args.keep is None:
         parser.error("--slice needs --keep: the folder a cut campaign is kept in, to resume from")
@@ -154,19 +174,28 @@ def main() -> int:
     document = json.loads(args.out.read_text()) if args.out.exists() else {
         **environment(torch.device(args.device)), "benchmark": "offline default on problems without a seed (issue 29)",
         "command": " ".join([Path(sys.executable).name, *sys.argv]), "chosen": PROBLEMS, "problems": {}}
+    for name in args.redo:
+        document["problems"].pop(name, None)
+    deadline = time.monotonic() + args.slice if args.slice is not None else None
     for name in args.problems:
         if name in document["problems"]:
             continue
+        left = deadline - time.monotonic() - JUDGE_S if deadline is not None else None
+        if left is not None and left <= 0:
+            print(f"{name}: not started, {JUDGE_S:.0f} s or less left of the slice: run again to go on", flush=True)
+            break
         try:
-            measured = measure(args.kernelbench / name, settings, args.device, args.keep, args.slice)
+            measured = measure(args.kernelbench / name, settings, args.device, args.keep, left)
         except CampaignFailed as error:
             measured = {"failed": str(error)}
         if measured is None:
-            print(f"{name}: cut after {args.slice:.0f} s, kept in {args.keep}: run again to go on", flush=True)
+            print(f"{name}: cut at the slice's end, kept in {args.keep}: run again to go on", flush=True)
             break
         document["problems"][name] = {"why": PROBLEMS.get(name), **measured_when(), **measured}
         document["headline"] = headline(document["problems"])
         args.out.write_text(json.dumps(document, indent=2))
+        if args.keep is not None:
+            (args.keep / f"{Path(name).stem}.tar.gz").unlink(missing_ok=True)  # measured: not to be resumed
         print(name, json.dumps({k: document["problems"][name].get(k) for k in ("best_over_compile", "changed",
                                                                                    "failed")}), flush=True)
     print(json.dumps(document.get("headline"), indent=2))

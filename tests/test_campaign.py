@@ -88,7 +88,8 @@ async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config
     script = [
         scale_source("return x * 3 + 1"),  # wrong
         scale_source("return torch.zeros_like(x)"),  # all zeros
-        scale_source("import faulthandler\nfaulthandler._sigsegv()"),  # segfault
+        scale_source("import faulthandler\nimport sys\nsys.stderr.write('about to fault\\n')\nsys.stderr.flush()\n"
+                     "faulthandler._sigsegv()"),  # segfault, saying so on stderr first
         scale_source("while True:\n    pass"),  # hang
         scale_source("raise SystemExit(3)"),  # exits the process
         scale_source("raise ValueError('nope')"),  # raises
@@ -109,6 +110,10 @@ async def test_wrong_crashing_and_hanging_kernels_are_never_kept(campaign_config
     assert "ctypes" in reasons[6][1]
     assert summary.best.candidate == "c0008"
     assert summary.candidates == len(script)
+    # What a dead worker printed reaches the run's log, beside its candidate.
+    logged = [json.loads(line) for line in (Path(summary.run_dir) / "engine.log").read_text().splitlines()]
+    assert any(entry["event"] == "guard.child_stderr" and entry["candidate"] == "c0003"
+               and "about to fault" in entry["tail"] for entry in logged)
 
 
 async def test_agent_that_raises_is_relaunched(campaign_config) -> None:

@@ -294,11 +294,14 @@ class GuardService:
         if failure is None and not result.ok:
             failure = f"harness failed: {result.failure or 'unknown'}"
         if failure is not None:
+            _log_stderr(job.candidate_id, outcome)
             return Verdict("REVERT", failure, False), outcome, result
         kept = {} if timed else self.baselines.kept(gpu)
         verdict = judge(result, self.problem, self.workloads, self.thresholds, worker.slot.ceilings,
                         has_incumbent=job.incumbent_path is not None, baselines=kept, drift=self.baselines.drift,
                         routes=self.problem.baseline_routes_for(self.device), incumbent_speedup=job.incumbent_speedup)
+        if not verdict.correct:
+            _log_stderr(job.candidate_id, outcome)
         if verdict.correct and attempt == 0:
             self.baselines.learn(gpu, result.workloads, timed)
         return verdict, outcome, result
@@ -359,6 +362,12 @@ def decision(candidate_id: str, agent_id: str, verdict: Verdict, seconds: float 
         failure_held_out=verdict.failure_held_out, guard_seconds=seconds, guard_phases=guard_phases or {},
         device=device or {}, gpu=gpu,
     )
+
+def _log_stderr(candidate_id: str, outcome: ChildOutcome) -> None:
+    """A failed child's last stderr lines, in the run's engine.log: a worker that died says why only there."""
+    if outcome.stderr_tail.strip():
+        log.info("guard.child_stderr", candidate=candidate_id, tail=outcome.stderr_tail[-2000:])
+
 
 def read_result(outcome: ChildOutcome) -> ChildResult:
     """A child's result through the contract: none (it wrote none) reads as not ok, one outside the contract as a
