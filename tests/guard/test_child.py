@@ -18,8 +18,9 @@ import threading
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -1461,10 +1462,10 @@ def test_a_candidate_may_turn_its_own_precision_towards_exact(tmp_path: Path) ->
     assert result["correct"] is True, result["failure"]
 
 def _kept_call(remote: RemoteRole, worker_end: socket.socket, in_use: list[int], kept: int,
-               trimmed: int | None, held: int = 0) -> None:
-    """One call of a fake worker that leaves ``kept`` bytes more in use, ``held`` of them (it says) held for the
-    audit; told to trim, it gives ``trimmed`` back (None: the test expects no trim)."""
-    remote.begin({"op": "call"})
+               trimmed: int | None, held: int = 0, op: Mapping[str, Any] = MappingProxyType({"op": "time"})) -> None:
+    """One request (``op``: a timed block) of a fake worker that leaves ``kept`` bytes more in use, ``held`` of them
+    (it says) held for the audit; told to trim, it gives ``trimmed`` back (None: the test expects no trim)."""
+    remote.begin(op)
     command, _ = channel.receive(worker_end, 5.0)
     in_use[0] += kept
     channel.send(worker_end, {"id": command["id"], "us": 1.0, "failure": None, "outputs": [], "held_bytes": held})
@@ -1515,6 +1516,22 @@ def test_what_the_harness_holds_for_the_audit_is_no_leak(fake_worker: FakeWorker
     assert not remote.closed
     with pytest.raises(WorkerLost, match=r"kept 24\.0 GiB more device memory"):
         _kept_call(remote, worker_end, in_use, 0, trimmed=0)  # released but never freed: the module's now
+
+
+def test_only_a_workloads_steady_state_counts_against_the_device_memory_limit(fake_worker: FakeWorker) -> None:
+    # KernelBench's 47_Sum_reduction_over_a_dimension has 8 GiB of inputs: during the checks, the other roles'
+    # first allocations for a case (the reference's, the baseline's, the judge's) ran beside the candidate's call
+    # and counted as its own, 32.1 GiB on an H100, and the honest seed was lost. Checks and warm-up blocks do not
+    # count; the timed blocks after them, their audits and trims do.
+    remote, worker_end = fake_worker
+    gib = 1 << 30
+    in_use = [4 * gib]
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib))
+    _kept_call(remote, worker_end, in_use, 32 * gib, trimmed=None, op={"op": "call"})
+    _kept_call(remote, worker_end, in_use, 8 * gib, trimmed=None, op={"op": "time", "warm": True})
+    assert remote.memory.kept == 0 and not remote.closed
+    with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory"):
+        _kept_call(remote, worker_end, in_use, 3 * gib, trimmed=0, op={"op": "time", "warm": False})
 
 
 def test_blocks_the_allocator_holds_for_reuse_are_no_leak(fake_worker: FakeWorker) -> None:

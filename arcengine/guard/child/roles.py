@@ -88,7 +88,7 @@ class RemoteRole:
             raise WorkerLost(f"the {self.role}'s process is gone")
         self.requests += 1
         if self.memory is not None:
-            self.memory.before_request()
+            self.memory.before_request(command)
         try:
             channel.send(self.sock, {**command, "id": self.requests})
         except OSError:
