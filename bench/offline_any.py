@@ -145,10 +145,13 @@ def _mean(values: Any) -> float | None:
 
 
 def headline(problems: dict[str, Any]) -> dict[str, Any]:
-    over_compile = [p["best_over_compile"] for p in problems.values() if "best_over_compile" in p]
-    return {"problems": len(problems),
+    """Means over the problems measured (a failed campaign has no best: it is counted apart, and as below
+    compile)."""
+    measured = [p for p in problems.values() if "failed" not in p]
+    over_compile = [p["best_over_compile"] for p in measured]
+    return {"problems": len(problems), "failed": len(problems) - len(measured),
             "geomean_best_over_compile": _mean(over_compile),
-            "geomean_best_over_eager": _mean(p.get("best_over_eager") for p in problems.values()),
+            "geomean_best_over_eager": _mean(p["best_over_eager"] for p in measured),
             "problems_at_least_compile": sum(1 for value in over_compile if value and value >= 1.0)}
 
 
