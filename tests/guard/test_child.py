@@ -1491,7 +1491,7 @@ def test_a_worker_whose_calls_keep_device_memory_is_lost(fake_worker: FakeWorker
     remote, worker_end = fake_worker
     gib = 1 << 30
     in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib))
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
 
     def call(kept: int, meanwhile: int = 0, trimmed: int | None = None) -> None:
         _kept_call(remote, worker_end, in_use, kept, trimmed)
@@ -1511,7 +1511,7 @@ def test_what_the_harness_holds_for_the_audit_is_no_leak(fake_worker: FakeWorker
     remote, worker_end = fake_worker
     gib = 1 << 30
     in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib))
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
     _kept_call(remote, worker_end, in_use, 24 * gib, trimmed=None, held=24 * gib)
     assert not remote.closed
     with pytest.raises(WorkerLost, match=r"kept 24\.0 GiB more device memory"):
@@ -1526,12 +1526,24 @@ def test_only_a_workloads_steady_state_counts_against_the_device_memory_limit(fa
     remote, worker_end = fake_worker
     gib = 1 << 30
     in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib))
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
     _kept_call(remote, worker_end, in_use, 32 * gib, trimmed=None, op={"op": "call"})
     _kept_call(remote, worker_end, in_use, 8 * gib, trimmed=None, op={"op": "time", "warm": True})
     assert remote.memory.kept == 0 and not remote.closed
-    with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory"):
+    with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory after its timed calls"):
         _kept_call(remote, worker_end, in_use, 3 * gib, trimmed=0, op={"op": "time", "warm": False})
+
+
+def test_memory_grabbed_once_in_the_checks_counts_past_three_quarters_of_the_device(fake_worker: FakeWorker) -> None:
+    # Kept past that, it would leave the next child on the GPU too little to load (a campaign prepares one while
+    # another is timed).
+    remote, worker_end = fake_worker
+    gib = 1 << 30
+    in_use = [4 * gib]
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
+    _kept_call(remote, worker_end, in_use, 40 * gib, trimmed=None, op={"op": "call"})
+    with pytest.raises(WorkerLost, match=r"kept 61\.0 GiB more device memory after its calls .*three quarters"):
+        _kept_call(remote, worker_end, in_use, 21 * gib, trimmed=0, op={"op": "call"})
 
 
 def test_blocks_the_allocator_holds_for_reuse_are_no_leak(fake_worker: FakeWorker) -> None:
@@ -1540,7 +1552,7 @@ def test_blocks_the_allocator_holds_for_reuse_are_no_leak(fake_worker: FakeWorke
     remote, worker_end = fake_worker
     gib = 1 << 30
     in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib))
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
     _kept_call(remote, worker_end, in_use, 3 * gib, trimmed=gib)  # past the limit: a gigabyte of it comes back
     _kept_call(remote, worker_end, in_use, gib, trimmed=gib)  # and again
     assert remote.memory.kept == 2 * gib and not remote.closed
