@@ -151,6 +151,9 @@ FORBIDDEN_ATTRIBUTES = {
     "torch.compiler.set_default_backend", "torch._dynamo.set_default_backend",
     # torch.compile's own wrappers, built by hand: options the gate never reads, as a stance's forced backend
     "torch._TorchCompileInductorWrapper", "torch._TorchCompileWrapper",
+    # a native watchdog thread with no Python thread state, started at import: no count of threads sees it, and on a
+    # short period it keeps a core busy under every role's timing (red team round 18)
+    "faulthandler.dump_traceback_later",
 }
 # argparse's parse methods: given a namespace, they set on it the attributes their arguments name (a setattr by a
 # string that is data, onto any object, a module included).

@@ -12,7 +12,8 @@ them too and so breaks problems such as level 1's 95_CrossEntropyLoss (a float t
 CPU and copies: the guard makes fresh inputs for every timed call, and a CPU draw of level 1's 6 GB ReLU input
 takes seconds.
 One workload (KernelBench fixes the shapes), used on the CPU too; no held-out shape and no roofline floor (sizes
-are unknown before running), and only KernelBench's own input distribution.
+are unknown before running); KernelBench's own input distribution, and that draw reshaped elementwise (signs, zeros,
+symmetry and ranges kept), where an answer made from the draw's statistics rather than its values fails.
 """
 
 from __future__ import annotations
@@ -76,11 +77,24 @@ def _seed(seed, device):
         torch.cuda.manual_seed_all(seed)
 
 
-def make_inputs(axes, generator, device):
+def make_inputs(axes, generator, device, distribution="normal"):
     _seed(generator.initial_seed(), torch.device(device))
     with torch.device(device):  # drawn where they are used: on a CPU, 256 MB of inputs take seconds to draw
-        made = _problem.get_inputs()
-    return tuple(_cast(x, device) for x in made)
+        made = tuple(_cast(x, device) for x in _problem.get_inputs())
+    return made if distribution == "normal" else tuple(_reshaped(x, generator) for x in made)
+
+
+def _reshaped(x, generator):
+    """KernelBench's own draw with its values' distribution changed, elementwise: c * sign(x) * |x| ** k, with c in
+    [0.25, 1] and k in [0.5, 1] drawn per tensor. Zeros, signs, +-1, symmetry, triangles and ranges such as [0, 1)
+    or [-1, 1] stay, so the op stays defined and a kernel that relies on them stays right; an answer made from the
+    draw's known statistics (the mean of torch.rand) rather than its values does not."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        return x
+    u = torch.rand(2, generator=generator, device=generator.device).tolist()
+    c, k = 0.25 + 0.75 * u[0], 0.5 + 0.5 * u[1]
+    wide = x.float()
+    return (c * wide.sign() * wide.abs().pow(k)).to(x.dtype)
 
 
 def _device(inputs):
@@ -136,7 +150,9 @@ def materialize(path: Path, precision: str = DEFAULT_PRECISION) -> Path:
                        "ModelNew.",
         "dtype": PRECISIONS[precision],
         "entry": "ModelNew",
-        "distributions": ["normal"],
+        # Its own draw, and that draw reshaped elementwise (the reference's _reshaped): an answer made from the
+        # draw's known statistics instead of the values fails there (red team round 18: level 1's losses).
+        "distributions": ["normal", "reshaped"],
         # KernelBench's own baselines, each reported on its own: eager (the reference) and torch.compile of Model.
         "baseline": {"routes": ["eager", "compile"]},
         "tolerance": {"atol": tolerance, "rtol": tolerance, "matched_ratio": 1.0},
