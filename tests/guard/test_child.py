@@ -1461,6 +1461,17 @@ def test_a_candidate_may_turn_its_own_precision_towards_exact(tmp_path: Path) ->
     result = _evaluate(tmp_path, candidate)
     assert result["correct"] is True, result["failure"]
 
+GIB = 1 << 30
+
+
+def _watched(remote: RemoteRole) -> list[int]:
+    """The device's bytes in use (4 GiB, as a list the test changes), watched for ``remote`` with a 2.5 GiB limit
+    over its timed calls and 60 GiB over all of them."""
+    in_use = [4 * GIB]
+    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * GIB), hog_limit=60 * GIB)
+    return in_use
+
+
 def _kept_call(remote: RemoteRole, worker_end: socket.socket, in_use: list[int], kept: int,
                trimmed: int | None, held: int = 0, op: Mapping[str, Any] = MappingProxyType({"op": "time"})) -> None:
     """One request (``op``: a timed block) of a fake worker that leaves ``kept`` bytes more in use, ``held`` of them
@@ -1489,19 +1500,17 @@ def _trim(worker_end: socket.socket, in_use: list[int], given_back: int) -> None
 def test_a_worker_whose_calls_keep_device_memory_is_lost(fake_worker: FakeWorker) -> None:
     # Native code's cudaMalloc that is never freed (scale/native_cuda_malloc_leak), played by the device's count.
     remote, worker_end = fake_worker
-    gib = 1 << 30
-    in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
+    in_use = _watched(remote)
 
     def call(kept: int, meanwhile: int = 0, trimmed: int | None = None) -> None:
         _kept_call(remote, worker_end, in_use, kept, trimmed)
         in_use[0] += meanwhile  # another process's allocation between the worker's calls is not the worker's
 
-    call(gib, meanwhile=20 * gib)
-    call(gib, meanwhile=-20 * gib)
+    call(GIB, meanwhile=20 * GIB)
+    call(GIB, meanwhile=-20 * GIB)
     call(0)  # what a call allocates and frees before it returns is not kept
     with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory .*\(limit 2\.5 GiB"):
-        call(gib, trimmed=0)  # past the limit, the worker is told to trim: it gives nothing back
+        call(GIB, trimmed=0)  # past the limit, the worker is told to trim: it gives nothing back
 
 
 def test_what_the_harness_holds_for_the_audit_is_no_leak(fake_worker: FakeWorker) -> None:
@@ -1509,10 +1518,8 @@ def test_what_the_harness_holds_for_the_audit_is_no_leak(fake_worker: FakeWorker
     # kept 24.1 GiB on an H100, past the quarter of the device, and the honest seed was lost. Once the audit
     # releases them (a reply that holds nothing), what stays counts again.
     remote, worker_end = fake_worker
-    gib = 1 << 30
-    in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
-    _kept_call(remote, worker_end, in_use, 24 * gib, trimmed=None, held=24 * gib)
+    in_use = _watched(remote)
+    _kept_call(remote, worker_end, in_use, 24 * GIB, trimmed=None, held=24 * GIB)
     assert not remote.closed
     with pytest.raises(WorkerLost, match=r"kept 24\.0 GiB more device memory"):
         _kept_call(remote, worker_end, in_use, 0, trimmed=0)  # released but never freed: the module's now
@@ -1524,38 +1531,32 @@ def test_only_a_workloads_steady_state_counts_against_the_device_memory_limit(fa
     # and counted as its own, 32.1 GiB on an H100, and the honest seed was lost. Checks and warm-up blocks do not
     # count; the timed blocks after them, their audits and trims do.
     remote, worker_end = fake_worker
-    gib = 1 << 30
-    in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
-    _kept_call(remote, worker_end, in_use, 32 * gib, trimmed=None, op={"op": "call"})
-    _kept_call(remote, worker_end, in_use, 8 * gib, trimmed=None, op={"op": "time", "warm": True})
+    in_use = _watched(remote)
+    _kept_call(remote, worker_end, in_use, 32 * GIB, trimmed=None, op={"op": "call"})
+    _kept_call(remote, worker_end, in_use, 8 * GIB, trimmed=None, op={"op": "time", "warm": True})
     assert remote.memory.kept == 0 and not remote.closed
     with pytest.raises(WorkerLost, match=r"kept 3\.0 GiB more device memory after its timed calls"):
-        _kept_call(remote, worker_end, in_use, 3 * gib, trimmed=0, op={"op": "time", "warm": False})
+        _kept_call(remote, worker_end, in_use, 3 * GIB, trimmed=0, op={"op": "time", "warm": False})
 
 
 def test_memory_grabbed_once_in_the_checks_counts_past_three_quarters_of_the_device(fake_worker: FakeWorker) -> None:
     # Kept past that, it would leave the next child on the GPU too little to load (a campaign prepares one while
     # another is timed).
     remote, worker_end = fake_worker
-    gib = 1 << 30
-    in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
-    _kept_call(remote, worker_end, in_use, 40 * gib, trimmed=None, op={"op": "call"})
+    in_use = _watched(remote)
+    _kept_call(remote, worker_end, in_use, 40 * GIB, trimmed=None, op={"op": "call"})
     with pytest.raises(WorkerLost, match=r"kept 61\.0 GiB more device memory after its calls .*three quarters"):
-        _kept_call(remote, worker_end, in_use, 21 * gib, trimmed=0, op={"op": "call"})
+        _kept_call(remote, worker_end, in_use, 21 * GIB, trimmed=0, op={"op": "call"})
 
 
 def test_blocks_the_allocator_holds_for_reuse_are_no_leak(fake_worker: FakeWorker) -> None:
     # torch.compile's autotuning leaves gigabytes in PyTorch's cache (an honest max-autotune candidate kept 23.5
     # GiB on an H100 at 66e6e84): past the limit the worker hands them back, and only what stays counts.
     remote, worker_end = fake_worker
-    gib = 1 << 30
-    in_use = [4 * gib]
-    remote.memory = DeviceMemoryWatch(lambda: in_use[0], limit=int(2.5 * gib), hog_limit=60 * gib)
-    _kept_call(remote, worker_end, in_use, 3 * gib, trimmed=gib)  # past the limit: a gigabyte of it comes back
-    _kept_call(remote, worker_end, in_use, gib, trimmed=gib)  # and again
-    assert remote.memory.kept == 2 * gib and not remote.closed
+    in_use = _watched(remote)
+    _kept_call(remote, worker_end, in_use, 3 * GIB, trimmed=GIB)  # past the limit: a gigabyte of it comes back
+    _kept_call(remote, worker_end, in_use, GIB, trimmed=GIB)  # and again
+    assert remote.memory.kept == 2 * GIB and not remote.closed
 
 
 def test_gpu_work_while_the_worker_waits_for_the_judge_is_found_in_the_records() -> None:
