@@ -398,21 +398,23 @@ def test_kernelbench_inputs_are_drawn_on_the_device(tmp_path: Path) -> None:
 
 def test_kernelbench_problems_are_also_checked_on_their_draw_reshaped(tmp_path: Path) -> None:
     """The reshaped draw changes the values' distribution, so an answer made from the draw's known statistics fails
-    (red team round 18), and keeps what an op or an honest kernel may rely on: zeros, signs, +-1, symmetry, ranges
-    such as [0, 1), and integer tensors as they are."""
+    (red team round 18), and keeps what an op or an honest kernel may rely on (round 18's honest hunt): zeros,
+    signs, +-1, symmetry, ranges such as [0, 1), probability rows, and integer tensors as they are."""
     problem = tmp_path / "structured.py"
     problem.write_text(KB_PROBLEM.replace(
         "return [torch.randn(16, 48)]",
         "a = torch.randn(32, 32)\n    return [a + a.T, torch.triu(a), torch.rand(4096), "
-        "torch.randint(0, 2, (64,)) * 2 - 1, torch.randint(0, 2, (64,)).float() * 2 - 1]"))
+        "torch.randint(0, 2, (64,)) * 2 - 1, torch.randint(0, 2, (64,)).float() * 2 - 1, "
+        "torch.rand(8, 100).softmax(dim=-1)]"))
     loaded = load_problem(problem)
     assert loaded.distributions == ("normal", "reshaped")
     reference = _module(loaded.directory / "reference.py")
     normal = reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), "cpu")
     shaped = reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), "cpu", distribution="reshaped")
-    symmetric, triangle, unit, labels, signs = shaped
+    symmetric, triangle, unit, labels, signs, rows = shaped
     assert torch.equal(symmetric, symmetric.T) and not torch.allclose(symmetric, normal[0])
     assert torch.equal(triangle.sign(), normal[1].sign())  # zeros (the lower triangle) and signs stay
     assert unit.min() >= 0 and unit.max() < 1 and abs(unit.mean().item() - normal[2].mean().item()) > 0.02
     assert torch.equal(labels, normal[3])  # integers untouched
-    assert len(signs.abs().unique()) == 1  # +-1 becomes +-c, one c per tensor
+    assert torch.equal(signs, normal[4])  # +-1 stays +-1
+    assert torch.allclose(rows.sum(-1), torch.ones(8)) and not torch.allclose(rows, normal[5])

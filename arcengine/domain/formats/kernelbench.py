@@ -13,7 +13,8 @@ CPU and copies: the guard makes fresh inputs for every timed call, and a CPU dra
 takes seconds.
 One workload (KernelBench fixes the shapes), used on the CPU too; no held-out shape and no roofline floor (sizes
 are unknown before running); KernelBench's own input distribution, and that draw reshaped elementwise (signs, zeros,
-symmetry and ranges kept), where an answer made from the draw's statistics rather than its values fails.
++-1, symmetry, ranges and probability rows kept), where an answer made from the draw's statistics rather than its
+values fails.
 """
 
 from __future__ import annotations
@@ -85,16 +86,24 @@ def make_inputs(axes, generator, device, distribution="normal"):
 
 
 def _reshaped(x, generator):
-    """KernelBench's own draw with its values' distribution changed, elementwise: c * sign(x) * |x| ** k, with c in
-    [0.25, 1] and k in [0.5, 1] drawn per tensor. Zeros, signs, +-1, symmetry, triangles and ranges such as [0, 1)
-    or [-1, 1] stay, so the op stays defined and a kernel that relies on them stays right; an answer made from the
-    draw's known statistics (the mean of torch.rand) rather than its values does not."""
+    """KernelBench's own draw with its values' distribution changed, elementwise: sign(x) * |x| ** k, with k in
+    [0.25, 0.75] drawn per tensor; rows of probabilities (a softmax's) are normalised again. Zeros, signs, +-1,
+    symmetry, triangles, ranges such as [0, 1) or [-1, 1] and probability rows stay, so the op stays defined and a
+    kernel that relies on them stays right; an answer made from the draw's known statistics (the mean of torch.rand)
+    rather than its values does not."""
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
         return x
-    u = torch.rand(2, generator=generator, device=generator.device).tolist()
-    c, k = 0.25 + 0.75 * u[0], 0.5 + 0.5 * u[1]
+    k = 0.25 + 0.5 * torch.rand(1, generator=generator, device=generator.device).item()
     wide = x.float()
-    return (c * wide.sign() * wide.abs().pow(k)).to(x.dtype)
+    shaped = wide.sign() * wide.abs().pow(k)
+    if _probability_rows(wide):
+        shaped = shaped / shaped.sum(-1, keepdim=True)
+    return shaped.to(x.dtype)
+
+
+def _probability_rows(x):
+    """Whether every row along the last dimension is a distribution: no negative value, a sum of one."""
+    return x.dim() > 0 and x.shape[-1] > 1 and bool((x >= 0).all()) and bool((x.sum(-1) - 1).abs().max() <= 1e-3)
 
 
 def _device(inputs):
