@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from arcengine.domain.events import CandidateDecided, CandidateProposed, Event, ProviderCalled
+from arcengine.domain.figures import times
 from arcengine.domain.run import Phase
 from arcengine.domain.skills import Skill
 from arcengine.guard.child.baselines import REFERENCE_ROUTE
@@ -240,10 +241,10 @@ def feedback(candidate_id: str, proposal: Proposal, shown: CandidateDecided) -> 
         axes = ", ".join(f"{k}={v}" for k, v in w.axes.items())
         if w.time_us is not None:
             sol = f", SOL {w.sol_score:.2f}" if w.sol_score is not None else ""
-            base = (f"; baseline {w.baseline_route} {w.baseline_time_us:.1f} us ({w.speedup_over_baseline:.2f}x)"
+            base = (f"; baseline {w.baseline_route} {w.baseline_time_us:.1f} us ({times(w.speedup_over_baseline)})"
                     if w.baseline_time_us and w.speedup_over_baseline and w.baseline_route != REFERENCE_ROUTE else "")
             lines.append(f"  {axes}: {w.time_us:.1f} us vs reference {w.ref_time_us or 0:.1f} us "
-                         f"({w.speedup or 0:.2f}x{sol}){base}")
+                         f"({times(w.speedup or 0)}{sol}){base}")
         elif w.failure:
             lines.append(f"  {axes}: {w.failure}")
     return "\n".join(lines)

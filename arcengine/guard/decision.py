@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from arcengine.domain.events import Decision, WorkloadResult
+from arcengine.domain.figures import times
 from arcengine.domain.problem import Problem, Workload
 from arcengine.guard.baseline_times import DRIFT, BaselineTime, chain_holds
 from arcengine.guard.child.baselines import EAGER_ROUTE, REFERENCE_ROUTE
@@ -235,8 +236,8 @@ def _incumbent_astray(result: ChildResult, results: tuple[WorkloadResult, ...], 
     here = geometric_mean(seen)
     if _agree(recorded, here):
         return None
-    return f"the incumbent ran at {here:.2f}x the reference here, outside {AGREEMENT:g}x of the {recorded:.2f}x it " \
-           "was kept at"
+    return (f"the incumbent ran at {times(here)} the reference here, outside {AGREEMENT:g}x of the "
+            f"{times(recorded)} it was kept at")
 
 
 def _against_record(why: str, speedup: float | None, recorded: float | None, thresholds: Thresholds,
@@ -273,7 +274,7 @@ def _suspicion(results: tuple[WorkloadResult, ...], floors: dict[int, float],
                 why.append(f"{_label(w)}: {sol}{w.time_us:.2f} us under the {floor:.2f} us roofline floor")
         elif (not w.held_out and w.speedup is not None and w.speedup > threshold
               and w.speedup > AGREEMENT * _incumbent_speedup(w, floor)):
-            why.append(f"{_label(w)}: {w.speedup:.2f}x the reference, past {threshold:g}x")
+            why.append(f"{_label(w)}: {times(w.speedup)} the reference, past {threshold:g}x")
         else:
             continue
         suspects.append(w.index)
@@ -293,7 +294,7 @@ def _agree(first: float | None, second: float | None) -> bool:
 
 
 def _x(value: float | None) -> str:
-    return f"{value:.2f}x" if value is not None else "no speedup"
+    return times(value) if value is not None else "no speedup"
 
 
 def _disagreement(first: Verdict, second: Verdict) -> str | None:

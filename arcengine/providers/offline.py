@@ -16,6 +16,7 @@ from typing import Any
 
 from arcengine.domain.conclusions import Recall
 from arcengine.domain.events import SEED_AGENT, CandidateDecided, CandidateProposed, Event
+from arcengine.domain.figures import times
 from arcengine.domain.tunables import (
     Conditions,
     Settings,
@@ -137,12 +138,12 @@ class OfflineProvider:
     async def reflect(self, context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Reflection:
         change = proposal.rationale.split(": ", 1)[-1].split(" (", 1)[0]
         per_workload = "; ".join(
-            f"{', '.join(f'{k}={v}' for k, v in w.axes.items())}: {w.speedup:.2f}x vs reference"
+            f"{', '.join(f'{k}={v}' for k, v in w.axes.items())}: {times(w.speedup)} vs reference"
             for w in decided.workloads if w.speedup and not w.held_out
         )
         ratio = f"{decided.vs_incumbent:.3f}x the incumbent" if decided.vs_incumbent else decided.reason
         if decided.decision == "KEEP":
-            summary = f"{change}: {ratio}, {decided.speedup or 0:.2f}x the reference"
+            summary = f"{change}: {ratio}, {times(decided.speedup or 0)} the reference"
             why = (f"Under the {proposal.strategy} strategy, {change} beat the incumbent in paired timing "
                    f"({ratio}) on {context.device}. Per workload: {per_workload}.")
         else:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from arcengine.domain.conclusions import REFLECTION_LIMIT, SUMMARY_LIMIT
 from arcengine.domain.events import CandidateDecided, MemoryRecorded
+from arcengine.domain.figures import times
 from arcengine.providers.base import AgentContext, Proposal
 
 SIBLING_SOURCES = 2  # siblings' best kernels shown in full (the rest by speedup only)
@@ -139,7 +140,7 @@ def _leaderboard(context: AgentContext) -> str:
 
 
 def _speedup(value: float | None) -> str:
-    return f"{value:.2f}x" if value else "no measured speedup"
+    return times(value) if value else "no measured speedup"
 
 
 def reflect_prompt(context: AgentContext, proposal: Proposal, decided: CandidateDecided) -> Prompt:
