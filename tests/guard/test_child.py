@@ -1101,6 +1101,10 @@ def test_a_block_of_times_that_is_not_the_blocks_calls_is_refused(fake_worker: F
             with pytest.raises(WorkerLost, match="times that are not"):
                 remote.time({"seeds": [1, 2]}, 5.0)
         assert channel.receive(worker_end, 5.0)[0]["op"] == "time"
+    # The reason shows what came back: an honest kernel lost this way on a GPU is then diagnosed from the log alone.
+    channel.send(worker_end, {"id": remote.requests + 1, "times": [1.0], "failure": None, "seeds": [5, 6]})
+    with pytest.raises(WorkerLost, match=re.escape("[1.0] for 2 calls, seeds [5, 6], failure 'None'")):
+        remote.time({"seeds": [1, 2]}, 5.0)
 
 
 def test_a_timed_calls_seed_that_comes_again_is_refused(fake_worker: FakeWorker) -> None:

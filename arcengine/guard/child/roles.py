@@ -31,6 +31,13 @@ DEATH_WAIT_S = 10.0  # a worker whose channel closed gets this long to exit (a C
 _FORKED: set[int] = set()  # the judge's workers: any other child of the judge is an orphan untrusted code left
 
 
+def _shown(value: object) -> str:
+    """A reply's field as a reason shows it: a short list's values, a long one's length, anything else's type."""
+    if isinstance(value, list):
+        return repr(value)[:120] if len(value) <= 4 else f"{len(value)} values"
+    return type(value).__name__
+
+
 class WorkerLost(Exception):
     """The worker died, hung or broke the protocol; the message says which, and ``hung`` whether it hung."""
 
@@ -188,7 +195,8 @@ class RemoteRole:
                 or not isinstance(seeds, list) or not len(times) <= len(seeds) <= len(command["seeds"])
                 or any(type(seed) is not int or not 0 <= seed < 1 << 62 for seed in seeds)):
             self.kill()
-            raise WorkerLost("broke the harness's protocol (times that are not its calls')")
+            raise WorkerLost(f"broke the harness's protocol (times that are not its calls': {_shown(times)} for "
+                             f"{len(command['seeds'])} calls, seeds {_shown(seeds)}, failure {str(failure)[:160]!r})")
         if len(self.seeds.union(seeds)) != len(self.seeds) + len(seeds):  # its inputs were not drawn afresh
             self.kill()
             raise WorkerLost("broke the harness's protocol (a timed call's seed came again: its inputs were not "

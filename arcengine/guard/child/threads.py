@@ -77,8 +77,10 @@ def python_elsewhere(known: Collection[int | None], own: tuple[str, ...]) -> str
     frames tell: a thread other than this one and ``known`` whose outermost frame (where native code entered
     Python) is not in ``own``, the harness's files (the timer's CUPTI buffer callbacks run on CUPTI's thread)."""
     me = threading.get_ident()
-    for ident, frame in sys._current_frames().items():
-        if ident == me or ident in known:
+    frames = sys._current_frames()
+    frames.pop(me)  # this frame, in its own local: a cycle that would keep every caller's locals (a call's inputs)
+    for ident, frame in frames.items():
+        if ident in known:
             continue
         stack = _stack(frame)
         if not stack[-1].f_code.co_filename.startswith(own):

@@ -71,6 +71,11 @@ ROLE_MODULES = {"candidate": KERNEL_MODULE, "incumbent": KERNEL_MODULE, "baselin
 CANDIDATE_ROLES = ("candidate", "incumbent")  # the roles whose code is untrusted (and compiled ahead when gated)
 ROLE_HOMES = "ARCENGINE_ROLE_HOMES"  # each role's own folder is made in it (the sandbox makes it)
 HANG_SIGNAL = signal.SIGUSR1  # the judge's word that a request is past its limit (Worker.hung)
+# A request that made inputs this heavy is followed by a collection: a reference cycle through a call's frame keeps
+# its inputs, snapshot and outputs alive into the next call, and on a GPU each role's allocator keeps its peak (one
+# such cycle, in threads.python_elsewhere, held three inputs' worth per candidate call: KernelBench's 6-8 GiB
+# inputs ran the H200 out of memory).
+HEAVY_BYTES = 64 << 20
 
 
 class NoEntry(Exception):
@@ -213,6 +218,7 @@ class Worker:
         self.served_count: dict[str, int] = {}
         self.request: object = None  # the id of the request being handled (None between them)
         self.last_request: object = None  # ... and of the last one received (its reply may still be on its way)
+        self.heavy = False  # a request made inputs of HEAVY_BYTES or more: collect cycles once it is answered
 
     def serve(self) -> None:
         while True:
@@ -245,6 +251,10 @@ class Worker:
                 with contextlib.suppress(RuntimeError):  # before the reply: no set of its lands in others' timing
                     waits.wait_begins()
             channel.transmit(self.sock, reply)
+            if self.heavy:
+                self.heavy = False
+                del header, payload, reply
+                gc.collect()
 
     def hung(self, signum: int, frame: FrameType | None) -> None:
         """The judge's word that the request being handled is past its limit (see roles.RemoteRole.finish): a
@@ -516,7 +526,9 @@ class Worker:
         gc.disable()
         try:
             with self.own_code.during("its inputs") if self.own_code else contextlib.nullcontext():
-                return make_inputs(self.reference, axes, seed, distribution, self.device)
+                inputs = make_inputs(self.reference, axes, seed, distribution, self.device)
+            self.heavy = self.heavy or correctness.tensor_bytes(inputs) >= HEAVY_BYTES
+            return inputs
         except own_code.OwnCodeRan as ran:
             raise InputsTouched(str(ran)) from None
         finally:
