@@ -40,6 +40,18 @@ class Tolerance:
     atol: float
     rtol: float
     matched_ratio: float
+    scales: tuple[float, ...] = ()  # per output, the share of atol and rtol it keeps (draw_spread); none: all
+
+    def for_output(self, index: int) -> Tolerance:
+        """The tolerance output ``index`` is held to."""
+        if index >= len(self.scales) or self.scales[index] >= 1.0:
+            return self
+        share = self.scales[index]
+        return Tolerance(self.atol * share, self.rtol * share, self.matched_ratio)
+
+    @property
+    def tightened(self) -> bool:
+        return any(scale < 1.0 for scale in self.scales)
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, object]) -> Tolerance:
@@ -102,7 +114,7 @@ def compare_outputs(out: object, ref: object, tol: Tolerance) -> Comparison:
     worst_err, worst_ratio = 0.0, 1.0
     for i, (o, r) in enumerate(zip(outs, refs, strict=True)):
         label = "output" if single else f"output {i}"
-        result = compare_value(o, r, tol, label)
+        result = compare_value(o, r, tol.for_output(i), label)
         worst_err, worst_ratio = max(worst_err, result.max_abs_err), min(worst_ratio, result.matched_ratio)
         if not result.ok:
             return Comparison(result.failure, worst_err, worst_ratio)

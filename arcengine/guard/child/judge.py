@@ -43,6 +43,7 @@ from arcengine.guard.child import (
     destinations,
     device_memory,
     distributions,
+    draw_spread,
     precompile,
     process,
     roles,
@@ -59,6 +60,7 @@ WORKER_ROLES = ("reference", *worker.ROLE_MODULES)
 # compiling at first calls, checking, timing; checking the baseline's routes (their compilation included).
 PHASES = ("load", "precompile", "wait", "compile", "correctness", "baseline", "timing")
 _POOL_SEED_BASE = 1_000_003  # timing inputs come from seeds far from the correctness seeds
+_SPREAD_SEED_BASE = 500_009  # and the draws that probe how far outputs move (draw_spread) from others again
 SEAL_AUDIT_SHARE = 0.25  # of the candidate's timed blocks and checked calls, those after which the seal is checked
 AUDIT_SHARE = 0.25  # of a timed block's calls, those whose outputs are audited (drawn after the reply), and its last
 # Outputs above this are compared in full on a workload's first case, and sampled on its determinism rerun and
@@ -271,6 +273,7 @@ class Evaluation:
         self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
         self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
         self.output_sizes: dict[int, list[int]] = {}  # per workload, the reference's outputs' bytes (first case)
+        self.tolerances: dict[int, Tolerance] = {}  # per workload, once probed (see _tolerance)
         # Per workload, the outputs a destination-passing candidate is given to write into (from the same case).
         self.destinations: dict[int, dict[str, Any]] = {}
         salt = spec.input_salt if spec.input_salt is not None else int.from_bytes(os.urandom(7), "big")
@@ -483,12 +486,13 @@ class Evaluation:
         if reply.failure is not None:
             return reply.failure
         outputs = self._on_device(reply.outputs)
-        comparison = (correctness.compare_samples(outputs, expected, sample, self.spec.tolerance) if sampled
-                      else correctness.compare_outputs(outputs, expected, self.spec.tolerance))
+        tol = self._tolerance(workload)
+        comparison = (correctness.compare_samples(outputs, expected, sample, tol) if sampled
+                      else correctness.compare_outputs(outputs, expected, tol))
         record.absorb(comparison)
         if comparison.failure is None and twice and self.spec.deterministic:
             return self._check_determinism(workload, command, reply.outputs, expected)
-        return comparison.failure
+        return _explained(comparison.failure, tol)
 
     def _sample_held(self, workload: Workload, expected: object) -> tuple[roles.Reply, int]:
         """The held call's outputs at positions drawn only now that it has returned (see correctness.sample_output),
@@ -685,8 +689,9 @@ class Evaluation:
         for i, (us, reply) in enumerate(zip(times, replies, strict=False)):
             failure = reply.failure
             if failure is None and i in expected:
-                failure = correctness.compare_samples(self._on_device(reply.outputs), expected[i], samples[i],
-                                                      self.spec.tolerance).failure
+                tol = self._tolerance(workload)
+                failure = _explained(correctness.compare_samples(self._on_device(reply.outputs), expected[i],
+                                                                 samples[i], tol).failure, tol)
             measured.append(timing.Measured(us, failure))
             if failure is not None:
                 break
@@ -726,6 +731,15 @@ class Evaluation:
     def _seed(self, case_seed: int) -> int:
         """The seed a correctness case draws its inputs from: the spec's case, salted fresh for this child."""
         return (self.input_salt + 7_919 * case_seed) % (1 << 62)
+
+    def _tolerance(self, workload: Workload) -> Tolerance:
+        """The problem's tolerance, tightened where an output barely moves when one input is drawn afresh (see
+        draw_spread): the reference run on draws of the judge's own, which no role sees."""
+        if workload.index not in self.tolerances:
+            first, second = (self._make_inputs(workload, self._seed(_SPREAD_SEED_BASE + draw)) for draw in (0, 1))
+            self.tolerances[workload.index] = draw_spread.probed(self._reference_run, first, second,
+                                                                 self.spec.tolerance)
+        return self.tolerances[workload.index]
 
     def _make_inputs(self, workload: Workload, seed: int, distribution: str = "normal") -> tuple[object, ...]:
         assert self.reference is not None
@@ -774,6 +788,16 @@ class Evaluation:
             "timer": self.timer_kind,
             "input_salt": self.input_salt,
         }
+
+
+def _explained(failure: str | None, tol: Tolerance) -> str | None:
+    """A comparison's failure, saying so where the tolerance was tightened (see draw_spread)."""
+    if failure is None or not tol.tightened:
+        return failure
+    shares = ", ".join(f"{scale:.2g}" for scale in tol.scales)
+    return (f"{failure} (tolerance tightened to {shares} of the problem's: a fresh draw of one input moves the "
+            "reference's output by less than the problem's tolerance, so an answer not made from every input's "
+            "values would pass that)")
 
 
 def audited_calls(count: int, audits: random.Random) -> set[int]:
