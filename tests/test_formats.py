@@ -418,3 +418,16 @@ def test_kernelbench_problems_are_also_checked_on_their_draw_reshaped(tmp_path: 
     assert torch.equal(labels, normal[3])  # integers untouched
     assert torch.equal(signs, normal[4])  # +-1 stays +-1
     assert torch.allclose(rows.sum(-1), torch.ones(8)) and not torch.allclose(rows, normal[5])
+
+
+def test_a_kernelbench_draw_leaves_no_trace_of_its_seed_in_torchs_generators(tmp_path: Path) -> None:
+    """Red team round 19: torch.initial_seed() was the call's seed after its inputs were drawn, so a module could
+    draw them again and tell KernelBench's own draw from the reshaped one, for free."""
+    problem = tmp_path / "leak.py"
+    problem.write_text(KB_PROBLEM)
+    reference = _module(load_problem(problem).directory / "reference.py")
+    (drawn,) = reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), "cpu")
+    assert torch.initial_seed() != 3
+    again = torch.Generator().manual_seed(torch.initial_seed())
+    assert not torch.equal(torch.randn(drawn.shape, generator=again), drawn)
+    assert torch.equal(torch.randn(drawn.shape, generator=torch.Generator().manual_seed(3)), drawn)  # the draw itself
