@@ -292,6 +292,25 @@ def test_seal_detects_patched_timer_and_settings() -> None:
         torch.set_float32_matmul_precision(precision)
 
 
+def test_seal_sees_the_threads_dispatch_keys_switched_at_import() -> None:
+    # Red team round 19: autocast entered and a key excluded at import both passed the gate, and the per-call reads
+    # (modes.py) start from the state after import; the seal, taken before it, compares them.
+    seal = correctness.default_seal([timing])
+    autocast = torch.autocast("cpu")
+    autocast.__enter__()
+    try:
+        assert "autocast_cpu" in (seal.broken() or "") or "dispatch_keys" in (seal.broken() or "")
+    finally:
+        autocast.__exit__(None, None, None)
+    excluded = torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.AutogradCPU))
+    excluded.__enter__()
+    try:
+        assert "dispatch_keys_excluded" in (seal.broken() or "")
+    finally:
+        excluded.__exit__(None, None, None)
+    assert seal.broken() is None
+
+
 @pytest.mark.skipif(not hasattr(torch.backends.cudnn, "conv"), reason="torch before 2.9: no per-backend precision")
 def test_the_seal_takes_torchs_per_backend_precision_towards_exact_float32_only() -> None:
     """torch 2.9's fp32_precision: "ieee" (exact float32) may be set, "tf32" not; the legacy switches, unreadable

@@ -675,6 +675,12 @@ def read_settings() -> dict[str, object]:
         # A mode pushed by the candidate would intercept every torch call, the checker's own included.
         "torch_function_modes": torch._C._len_torch_function_stack,
         "torch_dispatch_modes": torch._C._len_torch_dispatch_stack,
+        # So would the thread's dispatch keys, switched at import (autocast entered, a key excluded): red team
+        # round 19 found both pass the gate, and the per-call reads (modes.py) start from the state after import.
+        "dispatch_keys_included": lambda: torch._C._dispatch_tls_local_include_set().raw_repr(),
+        "dispatch_keys_excluded": lambda: torch._C._dispatch_tls_local_exclude_set().raw_repr(),
+        "autocast_cpu": lambda: torch.is_autocast_enabled("cpu"),
+        "autocast_cuda": lambda: torch.is_autocast_enabled("cuda"),
     }
     values: dict[str, object] = {}
     with warnings.catch_warnings():
