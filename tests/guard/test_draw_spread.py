@@ -21,8 +21,7 @@ def _hinge(inputs: Sequence[object]) -> torch.Tensor:
 
 
 def test_a_loss_over_millions_of_values_is_held_to_its_own_movement_and_an_answer_from_statistics_fails() -> None:
-    first, second = _draw(1), _draw(2)
-    tol = draw_spread.probed(_hinge, first, second, KERNELBENCH_FP32)
+    tol = draw_spread.probed(_hinge, lambda draw: _draw(1 + draw), KERNELBENCH_FP32)
     assert tol.tightened and draw_spread.FLOOR_SHARE <= tol.scales[0] < 1.0
     passed, failed = 0, 0
     for seed in range(3, 9):
@@ -37,13 +36,28 @@ def test_a_loss_over_millions_of_values_is_held_to_its_own_movement_and_an_answe
 
 
 def test_an_output_each_input_moves_keeps_the_problems_tolerance() -> None:
-    first, second = _draw(1, 64), _draw(2, 64)
-    assert draw_spread.probed(lambda inputs: inputs[0] * inputs[1], first, second, KERNELBENCH_FP32) \
-        == KERNELBENCH_FP32
+    assert draw_spread.probed(lambda inputs: inputs[0] * inputs[1], lambda draw: _draw(1 + draw, 64),
+                              KERNELBENCH_FP32) == KERNELBENCH_FP32
 
 
 def test_a_half_precision_output_is_never_held_below_its_rounding() -> None:
-    first, second = _draw(1), _draw(2)
     loose = Tolerance(1e-2, 1e-2, 1.0)
-    tol = draw_spread.probed(lambda inputs: _hinge(inputs).to(torch.bfloat16), first, second, loose)
+    tol = draw_spread.probed(lambda inputs: _hinge(inputs).to(torch.bfloat16), lambda draw: _draw(1 + draw), loose)
     assert tol == loose  # a bf16 unit in the last place is past the tolerance already: nothing to tighten
+
+
+def test_a_heavy_output_is_no_statistic_and_its_inputs_are_drawn_once() -> None:
+    drawn: list[int] = []
+
+    def draw(index: int) -> tuple[torch.Tensor]:
+        drawn.append(index)
+        return (torch.rand(draw_spread.PROBED_BYTES // 4 + 1, generator=torch.Generator().manual_seed(index)),)
+
+    assert draw_spread.probed(lambda inputs: inputs[0] * 2, draw, KERNELBENCH_FP32) == KERNELBENCH_FP32
+    assert drawn == [0]  # a map of gigabytes of inputs would hold twice its inputs in the judge otherwise
+
+
+def test_an_input_the_output_does_not_read_tightens_nothing() -> None:
+    # Drawn afresh, an unused input moves nothing: no statistic of it stands in for its values.
+    tol = draw_spread.probed(lambda inputs: inputs[0] * 2, lambda draw: _draw(1 + draw, 64), KERNELBENCH_FP32)
+    assert tol == KERNELBENCH_FP32

@@ -30,13 +30,16 @@ ROUNDING_ULPS = 4  # ... and at least this many units in the last place of the o
 MOVED_QUANTILE = 0.9
 
 
-def probed(reference: Callable[[Sequence[object]], object], first: Sequence[object], second: Sequence[object],
+def probed(reference: Callable[[Sequence[object]], object], draw: Callable[[int], Sequence[object]],
            tol: Tolerance) -> Tolerance:
-    """``tol`` with a share per output (Tolerance.scales): the reference run on ``first``, and on ``first`` with
-    each floating-point input taken from ``second`` (a mix the reference refuses tells nothing)."""
+    """``tol`` with a share per output (Tolerance.scales): the reference run on ``draw(0)``, and on it with each
+    floating-point input taken from ``draw(1)`` (a mix the reference refuses tells nothing). The second draw is
+    made only for outputs light enough to be statistics: a map's inputs can weigh gigabytes."""
+    first = draw(0)
     base = _outputs(reference(first))
     if tensor_bytes(output_tensors(base)) > PROBED_BYTES:
         return tol
+    second = draw(1)
     shares = [1.0] * len(base)
     for k, fresh in enumerate(second):
         if not (isinstance(fresh, torch.Tensor) and fresh.is_floating_point()):
@@ -60,10 +63,13 @@ def _share(before: object, after: object, tol: Tolerance) -> float:
             and before.numel() > 0 and after.shape == before.shape):
         return 1.0
     a, b = before.detach().float(), after.detach().float()
-    ratio = (a - b).abs() / (tol.atol + tol.rtol * a.abs()).clamp_min(1e-30)
+    moved = (a - b).abs()
+    eps = torch.finfo(before.dtype).eps
+    if not bool((moved > ROUNDING_ULPS * eps * a.abs()).any()):
+        return 1.0  # an input the output does not read (or within rounding): nothing to say of its statistics
+    ratio = moved / (tol.atol + tol.rtol * a.abs()).clamp_min(1e-30)
     ratio = ratio[torch.isfinite(ratio)]
     if ratio.numel() == 0:
         return 1.0
-    rounding = ROUNDING_ULPS * torch.finfo(before.dtype).eps / max(tol.rtol, tol.atol, 1e-30)
-    floor = min(1.0, max(FLOOR_SHARE, rounding))
+    floor = min(1.0, max(FLOOR_SHARE, ROUNDING_ULPS * eps / max(tol.rtol, tol.atol, 1e-30)))
     return min(1.0, max(floor, SPREAD_SHARE * float(ratio.quantile(MOVED_QUANTILE).item())))

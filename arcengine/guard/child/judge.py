@@ -736,9 +736,9 @@ class Evaluation:
         """The problem's tolerance, tightened where an output barely moves when one input is drawn afresh (see
         draw_spread): the reference run on draws of the judge's own, which no role sees."""
         if workload.index not in self.tolerances:
-            first, second = (self._make_inputs(workload, self._seed(_SPREAD_SEED_BASE + draw)) for draw in (0, 1))
-            self.tolerances[workload.index] = draw_spread.probed(self._reference_run, first, second,
-                                                                 self.spec.tolerance)
+            self.tolerances[workload.index] = draw_spread.probed(
+                self._reference_run, lambda draw: self._make_inputs(workload, self._seed(_SPREAD_SEED_BASE + draw)),
+                self.spec.tolerance)
         return self.tolerances[workload.index]
 
     def _make_inputs(self, workload: Workload, seed: int, distribution: str = "normal") -> tuple[object, ...]:
