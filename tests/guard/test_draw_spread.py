@@ -22,7 +22,7 @@ def _hinge(inputs: Sequence[object]) -> torch.Tensor:
 
 def test_a_loss_over_millions_of_values_is_held_to_its_own_movement_and_an_answer_from_statistics_fails() -> None:
     tol = draw_spread.probed(_hinge, lambda draw: _draw(1 + draw), KERNELBENCH_FP32)
-    assert tol.tightened and draw_spread.FLOOR_SHARE <= tol.scales[0] < 1.0
+    assert isinstance(tol, draw_spread.Tightened) and draw_spread.FLOOR_SHARE <= tol.scales[0] < 1.0
     passed, failed = 0, 0
     for seed in range(3, 9):
         inputs = _draw(seed)

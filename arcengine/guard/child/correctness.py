@@ -40,18 +40,10 @@ class Tolerance:
     atol: float
     rtol: float
     matched_ratio: float
-    scales: tuple[float, ...] = ()  # per output, the share of atol and rtol it keeps (draw_spread); none: all
 
     def for_output(self, index: int) -> Tolerance:
-        """The tolerance output ``index`` is held to."""
-        if index >= len(self.scales) or self.scales[index] >= 1.0:
-            return self
-        share = self.scales[index]
-        return Tolerance(self.atol * share, self.rtol * share, self.matched_ratio)
-
-    @property
-    def tightened(self) -> bool:
-        return any(scale < 1.0 for scale in self.scales)
+        """The tolerance output ``index`` is held to (draw_spread.Tightened holds some to less)."""
+        return self
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, object]) -> Tolerance:

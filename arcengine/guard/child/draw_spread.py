@@ -15,7 +15,7 @@ summation order) stays well inside. Imports: the standard library and torch, as 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 
 import torch
 
@@ -28,6 +28,19 @@ ROUNDING_ULPS = 4  # ... and at least this many units in the last place of the o
 # How far an output moved, over its elements: a high quantile, as an input of few values (labels of +-1) drawn afresh
 # leaves many elements of an elementwise map where they were, and a statistic's elements all move alike.
 MOVED_QUANTILE = 0.9
+
+
+@dataclass(frozen=True)
+class Tightened(Tolerance):
+    """A problem's tolerance with a share of it per output (the engine's spec knows none: the judge makes it)."""
+
+    scales: tuple[float, ...] = ()
+
+    def for_output(self, index: int) -> Tolerance:
+        if index >= len(self.scales) or self.scales[index] >= 1.0:
+            return Tolerance(self.atol, self.rtol, self.matched_ratio)
+        share = self.scales[index]
+        return Tolerance(self.atol * share, self.rtol * share, self.matched_ratio)
 
 
 def probed(reference: Callable[[Sequence[object]], object], draw: Callable[[int], Sequence[object]],
@@ -50,7 +63,9 @@ def probed(reference: Callable[[Sequence[object]], object], draw: Callable[[int]
             continue
         if len(moved) == len(base):
             shares = [min(share, _share(a, b, tol)) for share, a, b in zip(shares, base, moved, strict=True)]
-    return replace(tol, scales=tuple(shares)) if any(share < 1.0 for share in shares) else tol
+    if all(share >= 1.0 for share in shares):
+        return tol
+    return Tightened(tol.atol, tol.rtol, tol.matched_ratio, tuple(shares))
 
 
 def _outputs(out: object) -> tuple[object, ...]:

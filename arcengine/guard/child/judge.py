@@ -792,7 +792,7 @@ class Evaluation:
 
 def _explained(failure: str | None, tol: Tolerance) -> str | None:
     """A comparison's failure, saying so where the tolerance was tightened (see draw_spread)."""
-    if failure is None or not tol.tightened:
+    if failure is None or not isinstance(tol, draw_spread.Tightened):
         return failure
     shares = ", ".join(f"{scale:.2g}" for scale in tol.scales)
     return (f"{failure} (tolerance tightened to {shares} of the problem's: a fresh draw of one input moves the "
