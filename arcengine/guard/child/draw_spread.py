@@ -45,7 +45,7 @@ class Tightened(Tolerance):
 
 def probed(reference: Callable[[Sequence[object]], object], draw: Callable[[int], Sequence[object]],
            tol: Tolerance) -> Tolerance:
-    """``tol`` with a share per output (Tolerance.scales): the reference run on ``draw(0)``, and on it with each
+    """``tol`` with a share per output (Tightened.scales): the reference run on ``draw(0)``, and on it with each
     floating-point input taken from ``draw(1)`` (a mix the reference refuses tells nothing). The second draw is
     made only for outputs light enough to be statistics: a map's inputs can weigh gigabytes."""
     first = draw(0)
