@@ -407,7 +407,7 @@ def test_kernelbench_problems_are_also_checked_on_their_draw_reshaped(tmp_path: 
         "torch.randint(0, 2, (64,)) * 2 - 1, torch.randint(0, 2, (64,)).float() * 2 - 1, "
         "torch.rand(8, 100).softmax(dim=-1)]"))
     loaded = load_problem(problem)
-    assert loaded.distributions == ("normal", "reshaped")
+    assert loaded.distributions == ("normal", "reshaped", "needles")
     reference = _module(loaded.directory / "reference.py")
     normal = reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), "cpu")
     shaped = reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), "cpu", distribution="reshaped")

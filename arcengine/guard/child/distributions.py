@@ -2,17 +2,25 @@
 
 The generic ones reshape every floating-point input the reference made (normal draws) with the same
 generator; any other name is the reference's own (``make_inputs(..., distribution=NAME)``), for what the op
-makes special (rows of equal values for softmax, for example).
+makes special (rows of equal values for softmax, for example). ``needles`` leaves the draw as it is but for a few
+elements at drawn places, made large: a kernel that answers from a sample of its input, or from the draw's known
+statistics, misses them, and finding them first means reading every element.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Sequence
 
 import torch
 
-GENERIC = ("normal", "uniform", "heavy_tailed", "large", "small")
+GENERIC = ("normal", "uniform", "heavy_tailed", "large", "small", "needles")
+NEEDLES = 32  # elements made large per tensor: few enough to hide from a sample, enough to move a mean of millions
+NEEDLE_RMS = 16.0  # a needle's magnitude, in root-mean-squares of its tensor ...
+NEEDLE_EXP_SHARE = 0.25  # ... and at most this share of log(the dtype's largest value): exp() of it stays finite
+NEEDLED_NUMEL = 1024  # smaller tensors are read whole by any kernel: none are planted there
+FEW_VALUES = 8  # a tensor of this many distinct values or fewer (labels, masks) keeps its meaning: no needles
 
 
 def _uniform(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -28,11 +36,55 @@ def _heavy_tailed(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return heavy.clamp(-limit, limit).to(t.dtype)
 
 
+def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """``t`` with NEEDLES elements, at places drawn from ``generator``, set to a large value of their own sign, in
+    place (the draw is fresh; a copy of gigabytes would not fit beside it). Zeros stay zero, a symmetric matrix
+    stays symmetric, probability rows are normalised again; tensors of few values, small or strided ones are left."""
+    if t.numel() < NEEDLED_NUMEL or not t.is_contiguous():
+        return t
+    flat = t.view(-1)
+    if _few_valued(flat, generator):
+        return t
+    rms = torch.linalg.vector_norm(flat, dtype=torch.float32).item() / t.numel() ** 0.5
+    magnitude = min(NEEDLE_RMS * rms, NEEDLE_EXP_SHARE * math.log(torch.finfo(t.dtype).max))
+    places = torch.randint(t.numel(), (NEEDLES,), generator=generator, device=generator.device).to(t.device)
+    places = places[flat[places] != 0]
+    if magnitude == 0 or places.numel() == 0:
+        return t
+    symmetric = t.dim() >= 2 and t.shape[-1] == t.shape[-2] and torch.equal(t, t.mT)
+    probabilities = _probability_rows(t)
+    values = (flat[places].float().sign() * magnitude).to(t.dtype)
+    flat[places] = values
+    if symmetric:
+        flat[_mirrored(places, t.shape[-1])] = values
+    if probabilities:
+        t.div_(t.sum(-1, keepdim=True))
+    return t
+
+
+def _few_valued(flat: torch.Tensor, generator: torch.Generator) -> bool:
+    """Whether a sample of 4096 elements, at drawn places (a stride could fall on one column), has few values."""
+    places = torch.randint(flat.numel(), (4096,), generator=generator, device=generator.device).to(flat.device)
+    return torch.unique(flat[places]).numel() <= FEW_VALUES
+
+
+def _mirrored(places: torch.Tensor, n: int) -> torch.Tensor:
+    """The flat index of (.., j, i) for each flat index of (.., i, j) in a tensor whose last two dims are n x n."""
+    matrix, inside = places // (n * n), places % (n * n)
+    return matrix * n * n + (inside % n) * n + inside // n
+
+
+def _probability_rows(t: torch.Tensor) -> bool:
+    """Whether every row along the last dimension is a distribution: no negative value, a sum of one."""
+    return t.shape[-1] > 1 and bool((t >= 0).all()) and bool((t.sum(-1, dtype=torch.float32) - 1).abs().max() <= 1e-3)
+
+
 TRANSFORMS: dict[str, Callable[[torch.Tensor, torch.Generator], torch.Tensor]] = {
     "uniform": _uniform,
     "heavy_tailed": _heavy_tailed,
     "large": lambda t, _: (t.float() * 1000).to(t.dtype),
     "small": lambda t, _: (t.float() * 1e-3).to(t.dtype),
+    "needles": _needles,
 }
 
 

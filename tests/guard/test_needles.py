@@ -1,0 +1,65 @@
+"""The needles draw (arcengine.guard.child.distributions): a few large values hidden in a draw, keeping what an op
+or an honest kernel may rely on."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from arcengine.guard.child import distributions
+from arcengine.guard.child.distributions import NEEDLE_RMS, NEEDLES
+
+
+def _needled(x: torch.Tensor, seed: int = 0) -> torch.Tensor:
+    return distributions.TRANSFORMS["needles"](x.clone(), torch.Generator().manual_seed(seed))
+
+
+def test_a_few_elements_become_large_with_their_own_sign() -> None:
+    x = torch.randn(256, 512, generator=torch.Generator().manual_seed(1))
+    needled = _needled(x)
+    changed = needled != x
+    assert 0 < int(changed.sum()) <= NEEDLES
+    rms = x.pow(2).mean().sqrt().item()
+    assert torch.allclose(needled[changed].abs(), torch.full((int(changed.sum()),), NEEDLE_RMS * rms))
+    assert torch.equal(needled.sign(), x.sign())
+    assert torch.equal(_needled(x, seed=0), needled) and not torch.equal(_needled(x, seed=1), needled)
+
+
+def test_zeros_symmetry_and_probability_rows_stay() -> None:
+    a = torch.randn(64, 64, generator=torch.Generator().manual_seed(2))
+    triangle = _needled(torch.triu(a))
+    assert torch.equal(torch.tril(triangle, -1), torch.zeros(64, 64)) and not torch.equal(triangle, torch.triu(a))
+    symmetric = _needled(a + a.T)
+    assert torch.equal(symmetric, symmetric.T) and not torch.equal(symmetric, a + a.T)
+    rows = torch.rand(16, 256, generator=torch.Generator().manual_seed(3)).softmax(-1)
+    needled = _needled(rows)
+    assert torch.allclose(needled.sum(-1), torch.ones(16)) and not torch.allclose(needled, rows)
+
+
+def test_labels_small_and_strided_tensors_and_integers_keep_their_values() -> None:
+    generator = torch.Generator().manual_seed(4)
+    signs = torch.randint(0, 2, (8192,), generator=generator).float() * 2 - 1
+    assert torch.equal(_needled(signs), signs)  # +-1 labels keep their meaning
+    small = torch.randn(31, 32, generator=generator)
+    assert torch.equal(_needled(small), small)  # read whole by any kernel
+    strided = torch.randn(64, 64, generator=generator).T
+    assert torch.equal(_needled(strided), strided)
+    ints = torch.arange(4096)
+    made = distributions.make_inputs(lambda a, g, d: (ints,), {}, generator, torch.device("cpu"), "needles")
+    assert made[0] is ints
+
+
+def test_rows_repeated_are_sampled_at_drawn_places_not_a_stride() -> None:
+    """A sample at a stride of the row length would see one value and take the tensor for labels."""
+    row = torch.rand(1, 1024, generator=torch.Generator().manual_seed(5))
+    repeated = row.expand(4096, 1024).contiguous()
+    assert int((_needled(repeated) != repeated).sum()) > 0
+
+
+def test_the_magnitude_keeps_exp_finite_in_half_precision() -> None:
+    x = torch.randn(128, 128, generator=torch.Generator().manual_seed(6)).to(torch.float16)
+    needled = _needled(x)
+    planted = needled[needled != x].float()
+    assert planted.numel() > 0 and planted.abs().max() <= 0.25 * math.log(torch.finfo(torch.float16).max) + 1e-2
+    assert torch.isfinite(needled.exp()).all()
