@@ -63,3 +63,10 @@ def test_the_magnitude_keeps_exp_finite_in_half_precision() -> None:
     planted = needled[needled != x].float()
     assert planted.numel() > 0 and planted.abs().max() <= 0.25 * math.log(torch.finfo(torch.float16).max) + 1e-2
     assert torch.isfinite(needled.exp()).all()
+
+
+def test_half_the_timed_calls_carry_needles_where_the_workload_allows_them() -> None:
+    seeds = range(1000)
+    assert {distributions.timed(s, needles=False) for s in seeds} == {"normal"}
+    needled = [s for s in seeds if distributions.timed(s, needles=True) == "needles"]
+    assert len(needled) == 500 and all(distributions.timed(s, True) == "normal" for s in seeds if s not in needled)

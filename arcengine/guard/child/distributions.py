@@ -116,6 +116,13 @@ def _reshape(x: object, distribution: str, generator: torch.Generator) -> object
     return x  # integers, indices and 8-bit floats keep their meaning
 
 
+def timed(seed: int, needles: bool) -> str:
+    """The distribution of a timed call's inputs: where the workload allows needles, half the calls carry them (by
+    the seed's lowest bit; no role sees its seeds), so a kernel that answers from a sample while it is timed fails
+    the audit of such a call as it would the correctness check."""
+    return "needles" if needles and seed & 1 else "normal"
+
+
 def assign(seeds: Sequence[int], distributions: Sequence[str]) -> list[tuple[int, str]]:
     """Each seed with a distribution, round robin, so every distribution is drawn at least once per workload."""
     count = max(len(seeds), len(distributions))

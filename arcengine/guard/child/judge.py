@@ -273,6 +273,7 @@ class Evaluation:
         self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
         self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
         self.output_sizes: dict[int, list[int]] = {}  # per workload, the reference's outputs' bytes (first case)
+        self.needled: dict[int, bool] = {}  # per workload, whether the reference took the needles case (timed calls)
         self.tolerances: dict[int, Tolerance] = {}  # per workload, once probed (see _tolerance)
         # Per workload, the outputs a destination-passing candidate is given to write into (from the same case).
         self.destinations: dict[int, dict[str, Any]] = {}
@@ -474,9 +475,11 @@ class Evaluation:
         except Exception:
             if distribution != "needles":
                 raise
-            return None  # the reference refuses values outside the op's domain: nothing to check there
-        if distribution == "needles" and not _finite(expected):
-            return None
+            expected = None  # the reference refuses values outside the op's domain: nothing to check there
+        if distribution == "needles":
+            self.needled[workload.index] = expected is not None and _finite(expected)
+            if not self.needled[workload.index]:
+                return None
         self._learn_reference_time(workload, perf_counter() - called)
         if not begun:
             sizes = self.output_sizes[workload.index] = [
@@ -659,7 +662,8 @@ class Evaluation:
         # the two apart could skip its work as the incumbent only): its inputs checked, its outputs audited.
         untrusted = role in worker.CANDIDATE_ROLES
         command = {"workload": workload.index, "seeds": seeds, "hold": untrusted and not warm, "warm": warm,
-                   "check_inputs": untrusted, "route": baselines.route_of(role), **self._outputs(workload)}
+                   "check_inputs": untrusted, "route": baselines.route_of(role),
+                   "needles": self.needled.get(workload.index, False), **self._outputs(workload)}
         remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
             timed = remote.time(command, self._limit(workload, len(seeds), first))
@@ -690,16 +694,21 @@ class Evaluation:
         count = len(seeds)
         picked = audited_calls(count, audits)
         samples = [audits.getrandbits(62) if i in picked else None for i in range(count)]
-        expected = {i: self._reference_run(self._make_inputs(workload, seeds[i])) for i in sorted(picked)}
+        expected = {i: self._reference_run(self._timed_inputs(workload, seeds[i])) for i in sorted(picked)}
+        needled = {i for i in expected if distributions.timed(seeds[i], self.needled.get(workload.index, False))
+                   == "needles"}
+        undefined = {i for i in needled if not _finite(expected[i])}  # needles outside the op's domain: not compared
         weight = max(roles.max_payload(correctness.sample_output(want, samples[i])) for i, want in expected.items())
         replies = self.workers[role].audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(picked))
         measured = []
         for i, (us, reply) in enumerate(zip(times, replies, strict=False)):
             failure = reply.failure
-            if failure is None and i in expected:
+            if failure is None and i in expected and i not in undefined:
                 tol = self._tolerance(workload)
                 failure = _explained(correctness.compare_samples(self._on_device(reply.outputs), expected[i],
                                                                  samples[i], tol).failure, tol)
+                if failure is not None and i in needled:
+                    failure = f"needles inputs: {failure}"
             measured.append(timing.Measured(us, failure))
             if failure is not None:
                 break
@@ -752,6 +761,10 @@ class Evaluation:
     def _make_inputs(self, workload: Workload, seed: int, distribution: str = "normal") -> tuple[object, ...]:
         assert self.reference is not None
         return make_inputs(self.reference, workload.axes, seed, distribution, self.device)
+
+    def _timed_inputs(self, workload: Workload, seed: int) -> tuple[object, ...]:
+        """A timed call's inputs, as its worker made them from the seed it reported (see distributions.timed)."""
+        return self._make_inputs(workload, seed, distributions.timed(seed, self.needled.get(workload.index, False)))
 
     def _on_device(self, outputs: object) -> object:
         """A worker's outputs, rebuilt on the CPU, moved where the reference's are for the comparison."""
