@@ -477,8 +477,9 @@ class Evaluation:
                 raise
             expected = None  # the reference refuses values outside the op's domain: nothing to check there
         if distribution == "needles":
-            self.needled[workload.index] = expected is not None and _finite(expected)
-            if not self.needled[workload.index]:
+            defined = expected is not None and _finite(expected)
+            self.needled[workload.index] = self.needled.get(workload.index, True) and defined  # every such case
+            if not defined:
                 return None
         self._learn_reference_time(workload, perf_counter() - called)
         if not begun:
