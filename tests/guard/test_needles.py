@@ -21,7 +21,9 @@ def test_a_few_elements_become_large_with_their_own_sign() -> None:
     changed = needled != x
     assert 0 < int(changed.sum()) <= NEEDLES
     rms = x.pow(2).mean().sqrt().item()
-    assert torch.allclose(needled[changed].abs(), torch.full((int(changed.sum()),), NEEDLE_RMS * rms))
+    planted = needled[changed].abs()
+    assert planted.max() <= NEEDLE_RMS * rms * (1 + 1e-6) and planted.min() >= 0.75 * NEEDLE_RMS * rms * (1 - 1e-6)
+    assert planted.unique().numel() == planted.numel()  # no two alike: a tie no draw makes (an argmax's index)
     assert torch.equal(needled.sign(), x.sign())
     assert torch.equal(_needled(x, seed=0), needled) and not torch.equal(_needled(x, seed=1), needled)
 

@@ -17,7 +17,7 @@ import torch
 
 GENERIC = ("normal", "uniform", "heavy_tailed", "large", "small", "needles")
 NEEDLES = 32  # elements made large per tensor: few enough to hide from a sample, enough to move a mean of millions
-NEEDLE_RMS = 16.0  # a needle's magnitude, in root-mean-squares of its tensor ...
+NEEDLE_RMS = 16.0  # a needle's magnitude (the largest; each is 0.75 to 1 of it), in its tensor's root-mean-squares ...
 NEEDLE_EXP_SHARE = 0.25  # ... and at most this share of log(the dtype's largest value): exp() of it stays finite
 NEEDLED_NUMEL = 1024  # smaller tensors are read whole by any kernel: none are planted there
 FEW_VALUES = 8  # a tensor of this many distinct values or fewer (labels, masks) keeps its meaning: no needles
@@ -37,7 +37,7 @@ def _heavy_tailed(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 
 
 def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """``t`` with NEEDLES elements, at places drawn from ``generator``, set to a large value of their own sign, in
+    """``t`` with NEEDLES elements, at places drawn from ``generator``, set to large values of their own sign, in
     place (the draw is fresh; a copy of gigabytes would not fit beside it). Zeros stay zero, a symmetric matrix
     stays symmetric, probability rows are normalised again; tensors of few values, small or strided ones are left."""
     if t.numel() < NEEDLED_NUMEL or not t.is_contiguous():
@@ -48,12 +48,16 @@ def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     rms = torch.linalg.vector_norm(flat, dtype=torch.float32).item() / t.numel() ** 0.5
     magnitude = min(NEEDLE_RMS * rms, NEEDLE_EXP_SHARE * math.log(torch.finfo(t.dtype).max))
     places = torch.randint(t.numel(), (NEEDLES,), generator=generator, device=generator.device).to(t.device)
-    places = places[flat[places] != 0]
+    # Each needle its own value, in [0.75, 1] of the magnitude: two equal needles in one row would be a tie no
+    # draw of KernelBench's makes, where an honest argmax may answer either index (the honest hunt of session 20).
+    scales = 1 - 0.25 * torch.rand(NEEDLES, generator=generator, device=generator.device).to(t.device)
+    kept = flat[places] != 0
+    places, scales = places[kept], scales[kept]
     if magnitude == 0 or places.numel() == 0:
         return t
     symmetric = t.dim() >= 2 and t.shape[-1] == t.shape[-2] and torch.equal(t, t.mT)
     probabilities = _probability_rows(t)
-    values = (flat[places].float().sign() * magnitude).to(t.dtype)
+    values = (flat[places].float().sign() * magnitude * scales).to(t.dtype)
     flat[places] = values
     if symmetric:
         flat[_mirrored(places, t.shape[-1])] = values
