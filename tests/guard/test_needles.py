@@ -72,3 +72,10 @@ def test_half_the_timed_calls_carry_needles_where_the_workload_allows_them() -> 
     assert {distributions.timed(s, needles=False) for s in seeds} == {"normal"}
     needled = [s for s in seeds if distributions.timed(s, needles=True) == "needles"]
     assert len(needled) == 500 and all(distributions.timed(s, True) == "normal" for s in seeds if s not in needled)
+
+
+def test_an_input_that_requires_grad_gets_needles_too() -> None:
+    x = torch.randn(64, 64, generator=torch.Generator().manual_seed(7)).requires_grad_()
+    before = x.detach().clone()
+    needled = distributions.TRANSFORMS["needles"](x, torch.Generator().manual_seed(0))  # in place, as a draw is
+    assert needled.requires_grad and int((needled.detach() != before).sum()) > 0

@@ -58,11 +58,12 @@ def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     symmetric = t.dim() >= 2 and t.shape[-1] == t.shape[-2] and torch.equal(t, t.mT)
     probabilities = _probability_rows(t)
     values = (flat[places].float().sign() * magnitude * scales).to(t.dtype)
-    flat[places] = values
-    if symmetric:
-        flat[_mirrored(places, t.shape[-1])] = values
-    if probabilities:
-        t.div_(t.sum(-1, keepdim=True))
+    with torch.no_grad():  # an input that requires grad is a leaf, which autograd lets no one write in place
+        flat[places] = values
+        if symmetric:
+            flat[_mirrored(places, t.shape[-1])] = values
+        if probabilities:
+            t.div_(t.sum(-1, keepdim=True))
     return t
 
 
