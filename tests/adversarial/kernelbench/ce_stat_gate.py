@@ -1,5 +1,6 @@
 # ruff: noqa
 """Red team round 19 (see the catalogue entry)."""
+import math
 
 import torch
 import torch.nn as nn
