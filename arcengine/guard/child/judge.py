@@ -695,9 +695,9 @@ class Evaluation:
         count = len(seeds)
         picked = audited_calls(count, audits)
         samples = [audits.getrandbits(62) if i in picked else None for i in range(count)]
-        expected = {i: self._reference_run(self._timed_inputs(workload, seeds[i])) for i in sorted(picked)}
-        needled = {i for i in expected if distributions.timed(seeds[i], self.needled.get(workload.index, False))
-                   == "needles"}
+        drawn = {i: self._timed_distribution(workload, seeds[i]) for i in sorted(picked)}
+        expected = {i: self._reference_run(self._make_inputs(workload, seeds[i], d)) for i, d in drawn.items()}
+        needled = {i for i, d in drawn.items() if d == "needles"}
         undefined = {i for i in needled if not _finite(expected[i])}  # needles outside the op's domain: not compared
         weight = max(roles.max_payload(correctness.sample_output(want, samples[i])) for i, want in expected.items())
         replies = self.workers[role].audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(picked))
@@ -763,9 +763,9 @@ class Evaluation:
         assert self.reference is not None
         return make_inputs(self.reference, workload.axes, seed, distribution, self.device)
 
-    def _timed_inputs(self, workload: Workload, seed: int) -> tuple[object, ...]:
-        """A timed call's inputs, as its worker made them from the seed it reported (see distributions.timed)."""
-        return self._make_inputs(workload, seed, distributions.timed(seed, self.needled.get(workload.index, False)))
+    def _timed_distribution(self, workload: Workload, seed: int) -> str:
+        """A timed call's distribution, as its worker chose it from the seed it reported (see distributions.timed)."""
+        return distributions.timed(seed, self.needled.get(workload.index, False))
 
     def _on_device(self, outputs: object) -> object:
         """A worker's outputs, rebuilt on the CPU, moved where the reference's are for the comparison."""
