@@ -8,7 +8,7 @@ import math
 import torch
 
 from arcengine.guard.child import distributions
-from arcengine.guard.child.distributions import NEEDLE_RMS, NEEDLES
+from arcengine.guard.child.distributions import NEEDLE_EDGE, NEEDLE_RMS, NEEDLES
 
 
 def _needled(x: torch.Tensor, seed: int = 0) -> torch.Tensor:
@@ -37,6 +37,23 @@ def test_zeros_symmetry_and_probability_rows_stay() -> None:
     rows = torch.rand(16, 256, generator=torch.Generator().manual_seed(3)).softmax(-1)
     needled = _needled(rows)
     assert torch.allclose(needled.sum(-1), torch.ones(16)) and not torch.allclose(needled, rows)
+
+
+def test_an_input_inside_zero_one_or_minus_one_one_stays_there_with_needles_at_its_ends() -> None:
+    """Binary cross entropy refuses probabilities outside [0, 1]; on a GPU with a device-side assert, which leaves the
+    judge's process unusable (the GPU catalogue's honest_bce_written_out failed so)."""
+    p = torch.rand(64, 256, generator=torch.Generator().manual_seed(8)).clamp(0.01, 0.99)
+    needled = _needled(p)
+    changed = needled != p
+    assert 0 < int(changed.sum()) <= NEEDLES
+    assert needled.min() >= 0 and needled.max() <= 1
+    planted = needled[changed]
+    assert torch.minimum(planted, 1 - planted).max() <= NEEDLE_EDGE
+    torch.nn.functional.binary_cross_entropy(needled, torch.ones_like(needled))  # the op takes them
+    cosines = torch.rand(64, 256, generator=torch.Generator().manual_seed(9)) * 2 - 1
+    needled = _needled(cosines)
+    assert needled.abs().max() <= 1 and bool((needled != cosines).any())
+    assert torch.isfinite(torch.acos(needled)).all() and torch.equal(needled.sign(), cosines.sign())
 
 
 def test_labels_small_and_strided_tensors_and_integers_keep_their_values() -> None:

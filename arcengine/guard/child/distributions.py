@@ -20,6 +20,11 @@ NEEDLES = 32  # elements made large per tensor: few enough to hide from a sample
 NEEDLE_RMS = 16.0  # a needle's magnitude (the largest; each is 0.75 to 1 of it), in its tensor's root-mean-squares ...
 NEEDLE_EXP_SHARE = 0.25  # ... and at most this share of log(the dtype's largest value): exp() of it stays finite
 NEEDLED_NUMEL = 1024  # smaller tensors are read whole by any kernel: none are planted there
+# An input inside [0, 1] (probabilities, uniform draws) or [-1, 1] keeps that range, as the reshaped draw does: ops
+# such as binary cross entropy refuse values outside it, on a GPU with a device-side assert that leaves the judge's
+# process unusable, and acos and atanh are undefined there. Its needles sit this near the range's end nearer to their
+# element (the log of one, say, is large).
+NEEDLE_EDGE = 2.0**-10
 FEW_VALUES = 8  # a tensor of this many distinct values or fewer (labels, masks) keeps its meaning: no needles
 
 
@@ -39,7 +44,8 @@ def _heavy_tailed(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """``t`` with NEEDLES elements, at places drawn from ``generator``, set to large values of their own sign, in
     place (the draw is fresh; a copy of gigabytes would not fit beside it). Zeros stay zero, a symmetric matrix
-    stays symmetric, probability rows are normalised again; tensors of few values, small or strided ones are left."""
+    stays symmetric, probability rows are normalised again, a tensor inside [0, 1] or [-1, 1] gets its needles near
+    the ends of that range (NEEDLE_EDGE); tensors of few values, small or strided ones are left."""
     if t.numel() < NEEDLED_NUMEL or not t.is_contiguous():
         return t
     flat = t.view(-1)
@@ -56,8 +62,14 @@ def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     if magnitude == 0 or places.numel() == 0:
         return t
     symmetric = t.dim() >= 2 and t.shape[-1] == t.shape[-2] and torch.equal(t, t.mT)
-    probabilities = _probability_rows(t)
-    values = (flat[places].float().sign() * magnitude * scales).to(t.dtype)
+    lowest, highest = (bound.item() for bound in flat.aminmax())  # no temporary the size of the input
+    probabilities = lowest >= 0 and _probability_rows(t)
+    picked = flat[places].float()
+    if lowest >= -1 and highest <= 1:
+        floor, edge = (0.0 if lowest >= 0 else -1.0), NEEDLE_EDGE * scales
+        values = torch.where(picked < (floor + 1) / 2, floor + edge, 1 - edge).to(t.dtype)
+    else:
+        values = (picked.sign() * magnitude * scales).to(t.dtype)
     with torch.no_grad():  # an input that requires grad is a leaf, which autograd lets no one write in place
         flat[places] = values
         if symmetric:
@@ -80,9 +92,8 @@ def _mirrored(places: torch.Tensor, n: int) -> torch.Tensor:
 
 
 def _probability_rows(t: torch.Tensor) -> bool:
-    """Whether every row along the last dimension is a distribution: no negative value, a sum of one."""
-    # amin, not (t >= 0).all(): no temporary the size of an input that may take most of the device
-    return t.shape[-1] > 1 and bool(t.amin() >= 0) and bool((t.sum(-1, dtype=torch.float32) - 1).abs().max() <= 1e-3)
+    """Whether every row along the last dimension of ``t`` (no negative value) sums to one."""
+    return t.shape[-1] > 1 and bool((t.sum(-1, dtype=torch.float32) - 1).abs().max() <= 1e-3)
 
 
 TRANSFORMS: dict[str, Callable[[torch.Tensor, torch.Generator], torch.Tensor]] = {
