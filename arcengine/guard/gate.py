@@ -37,8 +37,9 @@ attribute access they spell (``getattr(sys, "modules")`` is ``sys.modules``). Th
    address it names, the process's own memory read and written from Python.
 5. Modules used as values: a module bound by ``import``, and sys, os, io, os.environ and torch.library however
    reached, may only be used through their attributes (``type(sys)``, ``m = sys``, ``f(torch)`` are refused).
-6. sys, os and io by allowlist (ALLOWED_MEMBERS): versions and limits, stdout/stderr, the environment, paths and
-   process information. Everything else is refused: sys.modules, sys._getframe, sys.exc_info, ...; the os
+6. sys, os, io and traceback by allowlist (ALLOWED_MEMBERS): versions and limits, stdout/stderr, the environment,
+   paths and process information, an exception printed or formatted (never a stack or a frame). Everything else
+   is refused: sys.modules, sys._getframe, sys.exc_info, traceback.walk_stack, ...; the os
    functions that spawn, signal, replace or end processes or work on raw file descriptors (os.write, os.dup2,
    os.fdopen, os.open, os.pipe, os.kill, os.fork, os.posix_spawn, ...); io.FileIO and io.open; writing the
    environment (compilers the harness runs read it: TRITON_PTXAS_PATH runs any program). ``open()`` of an int or
@@ -167,14 +168,15 @@ STDLIB_MODULES = frozenset(sys.stdlib_module_names)
 # The standard library by allowlist too: what kernels and their helpers import. The rest is refused, since modules
 # there turn strings into code or imports in ways no list of refusals keeps up with (site runs a .pth file's import
 # lines, rlcompleter evaluates in a namespace it fills with the builtins, optparse imports a module by name,
-# xml.sax a parser class by name, traceback walks frames).
+# xml.sax a parser class by name); traceback, which walks frames, by its own allowlist (ALLOWED_MEMBERS).
 STDLIB_ALLOWED = frozenset({
     "__future__", "abc", "argparse", "array", "base64", "binascii", "bisect", "calendar", "cmath", "collections",
     "colorsys", "contextlib", "contextvars", "copy", "csv", "dataclasses", "datetime", "decimal", "difflib", "enum",
     "errno", "faulthandler", "fnmatch", "fractions", "functools", "gc", "glob", "graphlib", "hashlib", "heapq",
     "hmac", "io", "itertools", "json", "keyword", "logging", "math", "numbers", "operator", "os", "pathlib",
     "posixpath", "pprint", "random", "re", "reprlib", "secrets", "stat", "statistics", "string", "struct", "sys",
-    "tempfile", "textwrap", "time", "types", "typing", "unicodedata", "warnings", "weakref", "zlib", "zoneinfo",
+    "tempfile", "textwrap", "time", "traceback", "types", "typing", "unicodedata", "warnings", "weakref", "zlib",
+    "zoneinfo",
     "atexit",  # handlers never run: a worker ends with _exit
 })
 # Names torch, numpy and triton use for functions or submodules of their own (Tensor.chunk, torch.select,
@@ -183,7 +185,7 @@ _OWN_NAMES = {"chunk", "select", "signal", "code", "trace", "profile", "resource
 # Windows' modules: no object holds one where the guard runs (Linux), and honest fields bear their names (`self.nt`,
 # a number of tiles).
 _ELSEWHERE = {"nt", "msvcrt", "winreg", "winsound"}
-MODULE_NAMES = ({"sys", "os", "io", "gc", "bltns"} | {m for m in FORBIDDEN_MODULES if "." not in m}
+MODULE_NAMES = ({"sys", "os", "io", "gc", "traceback", "bltns"} | {m for m in FORBIDDEN_MODULES if "." not in m}
                 | {m for m in STDLIB_MODULES - STDLIB_ALLOWED if not m.startswith("_")}) - _OWN_NAMES - _ELSEWHERE
 RENAMED_MODULES = {"posix": "os", "_io": "io", "bltns": "builtins"}  # enum.bltns is builtins
 # Third-party packages a candidate may import: PyTorch and the kernel libraries written for it. Any other installed
@@ -239,7 +241,7 @@ PRIVATE_MEMBERS = {
     "torch._functorch": {"config"},
     "torch._logging": {"set_logs"},
 }
-# sys, os and io by allowlist: what an honest kernel needs of them.
+# sys, os, io and traceback by allowlist: what an honest kernel needs of them.
 ALLOWED_MEMBERS = {
     "sys": {"version", "version_info", "hexversion", "implementation", "platform", "byteorder", "maxsize",
             "float_info", "int_info", "float_repr_style", "stdout", "stderr", "getsizeof", "getrecursionlimit",
@@ -250,6 +252,9 @@ ALLOWED_MEMBERS = {
            "makedirs", "listdir", "scandir", "stat", "urandom", "replace", "rename", "remove", "unlink"},
     "io": {"BytesIO", "StringIO", "IOBase", "TextIOBase", "BufferedIOBase", "UnsupportedOperation", "SEEK_SET",
            "SEEK_CUR", "SEEK_END", "DEFAULT_BUFFER_SIZE"},
+    # A fallback's `except: traceback.print_exc()`, as kernels are written: text from the exception caught, down the
+    # frames it passed through, source lines without locals; the rest of traceback walks frames (walk_stack).
+    "traceback": {"print_exc", "format_exc", "print_exception", "format_exception", "format_exception_only"},
 }
 # The environment is read, never written: the compilers the harness runs read it (TRITON_PTXAS_PATH runs any program).
 ENVIRON_READS = {"get", "keys", "items", "values", "copy"}
@@ -259,7 +264,7 @@ ENVIRON_READS = {"get", "keys", "items", "values", "copy"}
 BUILD_ENVIRONMENT = {"TORCH_CUDA_ARCH_LIST": re.compile(r"[0-9][0-9.]*[af]?(\+PTX)?([ ;][0-9][0-9.]*[af]?(\+PTX)?)*"),
                      "MAX_JOBS": re.compile(r"[0-9]+")}
 # Modules that may only be used through their attributes, however they are reached (besides any bound by import).
-ATTRIBUTE_ONLY_MODULES = {"sys", "os", "io", "gc", "torch.library", "os.environ"}
+ATTRIBUTE_ONLY_MODULES = {"sys", "os", "io", "gc", "traceback", "torch.library", "os.environ"}
 # torch.library: what defines a new operator, what registers for one (the candidate's own only), what is free.
 LIBRARY_DEFINE = {"custom_op", "triton_op", "define"}
 LIBRARY_REGISTER = {"register_fake", "register_kernel", "register_autograd", "register_autocast", "register_vmap",

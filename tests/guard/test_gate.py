@@ -766,6 +766,9 @@ def test_private_functions_and_torch_compiles_configuration_stay_allowed() -> No
     "__author__ = 'me'",
     "import torch\ntorch.compiler.config.cache_key_tag = 'k'",
     "from torch.library import capture_triton",
+    # a fallback that prints why it fell back (red team of session 21)
+    "import traceback\ndef f():\n    try:\n        return 1\n    except Exception:\n        traceback.print_exc()",
+    "from traceback import format_exc\nmessage = format_exc()",
 ])
 def test_accepts_honest_spellings_that_once_tripped_it(snippet: str) -> None:
     result = check_source(snippet + RUN)
@@ -857,6 +860,10 @@ def test_torch_compile_with_literal_settings_passes() -> None:
     ("import uuid", "imports uuid"),  # getnode() runs a command
     ("import enum\ng = enum.bltns.getattr", "builtins.getattr"),  # enum's alias of builtins
     ("import logging\nwalk = logging.traceback.walk_stack", "traceback.walk_stack"),  # frames, re-exported
+    ("import traceback\nframes = traceback.walk_stack(None)", "traceback.walk_stack"),  # the rest of traceback
+    ("from traceback import extract_stack", "extract_stack from traceback"),
+    ("import traceback\nt = traceback.TracebackException", "traceback.TracebackException"),  # capture_locals
+    ("import traceback as t\nm = t", "as a value"),
     ("import torch\nexplain = torch._dynamo.explain", "torch._dynamo.explain"),  # hands back generated graph code
     ("import torch\nrun_ = torch._dynamo.run", "torch._dynamo.run"),
     ("import torch.utils.collect_env", "torch.utils.collect_env"),  # run() starts a shell
