@@ -60,7 +60,10 @@ async def test_offline_campaign_on_rmsnorm(tmp_path: Path) -> None:
     decided = decisions_by_candidate(run_dir)
     assert all(d.correct for d in decided.values() if d.decision in ("KEEP", "ACCEPT"))
     reasons = {cid: (d.decision, d.reason) for cid, d in decided.items()}
-    assert summary.decisions["KEEP"] >= 1, f"block-size changes move interpreter time a lot; some must win: {reasons}"
+    # Which block sizes win is timing, not asserted (CI's load once reverted all six); that each is a correct kernel
+    # judged on speed alone is: the tuner's changes never break the seed.
+    assert {d.decision for d in decided.values()} <= {"KEEP", "ACCEPT", "REVERT"}, reasons
+    assert all(d.correct for d in decided.values()), reasons
 
     db = sqlite3.connect(run_dir / "campaign.db")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
