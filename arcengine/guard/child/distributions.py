@@ -44,8 +44,9 @@ def _heavy_tailed(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """``t`` with NEEDLES elements, at places drawn from ``generator``, set to large values of their own sign, in
     place (the draw is fresh; a copy of gigabytes would not fit beside it). Zeros stay zero, a symmetric matrix
-    stays symmetric, probability rows are normalised again, a tensor inside [0, 1] or [-1, 1] gets its needles near
-    the ends of that range (NEEDLE_EDGE); tensors of few values, small or strided ones are left."""
+    stays symmetric, probability rows are normalised again (so stay inside [0, 1]), another tensor inside [0, 1] or
+    [-1, 1] gets its needles near the ends of that range (NEEDLE_EDGE); tensors of few values, small or strided ones
+    are left."""
     if t.numel() < NEEDLED_NUMEL or not t.is_contiguous():
         return t
     flat = t.view(-1)
@@ -65,7 +66,7 @@ def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     lowest, highest = (bound.item() for bound in flat.aminmax())  # no temporary the size of the input
     probabilities = lowest >= 0 and _probability_rows(t)
     picked = flat[places].float()
-    if lowest >= -1 and highest <= 1:
+    if lowest >= -1 and highest <= 1 and not probabilities:  # rows normalised again stay inside [0, 1] as they are
         floor, edge = (0.0 if lowest >= 0 else -1.0), NEEDLE_EDGE * scales
         values = torch.where(picked < (floor + 1) / 2, floor + edge, 1 - edge).to(t.dtype)
     else:
