@@ -396,6 +396,13 @@ def test_kernelbench_inputs_are_drawn_on_the_device(tmp_path: Path) -> None:
     assert torch.equal(again, reference.make_inputs({"CASE": 1}, torch.Generator().manual_seed(3), "cpu")[0])
 
 
+def test_a_kernelbench_model_calling_an_op_that_refuses_values_outside_zero_one_gets_needles_in_range() -> None:
+    """On a GPU such an op refuses with a device-side assert, which leaves the judge's process unusable."""
+    fixtures = Path(__file__).parent / "fixtures" / "kernelbench"
+    assert load_problem(fixtures / "binary_cross_entropy.py").distributions[-1] == "needles_in_range"
+    assert load_problem(fixtures / "95_CrossEntropyLoss_8192.py").distributions[-1] == "needles"
+
+
 def test_kernelbench_problems_are_also_checked_on_their_draw_reshaped(tmp_path: Path) -> None:
     """The reshaped draw changes the values' distribution, so an answer made from the draw's known statistics fails
     (red team round 18), and keeps what an op or an honest kernel may rely on (round 18's honest hunt): zeros,

@@ -15,7 +15,8 @@ One workload (KernelBench fixes the shapes), used on the CPU too; no held-out sh
 are unknown before running); KernelBench's own input distribution, and that draw reshaped elementwise (signs, zeros,
 +-1, symmetry, ranges and probability rows kept), where an answer made from the draw's statistics rather than its
 values fails, and that draw with a few large values hidden in it (arcengine.guard.child.distributions' needles:
-zeros, signs, symmetry and probability rows kept, ranges not), where an answer made from a sample of it fails.
+zeros, signs, symmetry and probability rows kept, ranges not, but for a model that calls an op refusing values
+outside [0, 1], REFUSES_OUT_OF_RANGE), where an answer made from a sample of it fails.
 """
 
 from __future__ import annotations
@@ -140,6 +141,11 @@ def candidate_run(module, device):
 '''
 
 
+# Ops that refuse an input outside [0, 1], on a GPU with a device-side assert that leaves the judge's process
+# unusable: a model that calls one gets needles kept inside its inputs' ranges (distributions' needles_in_range).
+REFUSES_OUT_OF_RANGE = re.compile(r"binary_cross_entropy\b|BCELoss\b|bernoulli|multinomial")
+
+
 def is_kernelbench_file(path: Path) -> bool:
     if path.suffix != ".py" or not path.is_file():
         return False
@@ -174,7 +180,8 @@ def materialize(path: Path, precision: str = DEFAULT_PRECISION) -> Path:
         # values hidden in it (needles): an answer made from the draw's known statistics instead of its values
         # fails on the second (red team round 18: level 1's losses), one made from a sample of it on the third
         # (round 19's cross entropy), which no sample can tell from the first.
-        "distributions": ["normal", "reshaped", "needles"],
+        "distributions": ["normal", "reshaped",
+                          "needles_in_range" if REFUSES_OUT_OF_RANGE.search(source) else "needles"],
         # KernelBench's own baselines, each reported on its own: eager (the reference) and torch.compile of Model.
         "baseline": {"routes": ["eager", "compile"]},
         "tolerance": {"atol": tolerance, "rtol": tolerance, "matched_ratio": 1.0},

@@ -9,21 +9,23 @@ statistics, misses them, and finding them first means reading every element.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Sequence
 
 import torch
 
-GENERIC = ("normal", "uniform", "heavy_tailed", "large", "small", "needles")
+GENERIC = ("normal", "uniform", "heavy_tailed", "large", "small", "needles", "needles_in_range")
 NEEDLES = 32  # elements made large per tensor: few enough to hide from a sample, enough to move a mean of millions
 NEEDLE_RMS = 16.0  # a needle's magnitude (the largest; each is 0.75 to 1 of it), in its tensor's root-mean-squares ...
 NEEDLE_EXP_SHARE = 0.25  # ... and at most this share of log(the dtype's largest value): exp() of it stays finite
 NEEDLED_NUMEL = 1024  # smaller tensors are read whole by any kernel: none are planted there
-# An input inside [0, 1] (probabilities, uniform draws) or [-1, 1] keeps that range, as the reshaped draw does: ops
-# such as binary cross entropy refuse values outside it, on a GPU with a device-side assert that leaves the judge's
-# process unusable, and acos and atanh are undefined there. Its needles sit this near the range's end nearer to their
-# element (the log of one, say, is large).
+# needles_in_range: an input inside [0, 1] or [-1, 1] keeps that range, as the reshaped draw does, for a reference
+# that refuses values outside it: binary cross entropy does, on a GPU with a device-side assert that leaves the
+# judge's process unusable. Its needles sit this near the range's end nearer to their element (the log of one, say,
+# is large). Plain needles are large there too: KernelBench's cross entropy draws its logits in [0, 1), and an
+# answer from a sample of each row passed needles kept inside that range (the CPU catalogue at 95cec3b).
 NEEDLE_EDGE = 2.0**-10
 FEW_VALUES = 8  # a tensor of this many distinct values or fewer (labels, masks) keeps its meaning: no needles
 
@@ -41,12 +43,12 @@ def _heavy_tailed(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     return heavy.clamp(-limit, limit).to(t.dtype)
 
 
-def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+def _needles(t: torch.Tensor, generator: torch.Generator, keep_range: bool = False) -> torch.Tensor:
     """``t`` with NEEDLES elements, at places drawn from ``generator``, set to large values of their own sign, in
     place (the draw is fresh; a copy of gigabytes would not fit beside it). Zeros stay zero, a symmetric matrix
-    stays symmetric, probability rows are normalised again (so stay inside [0, 1]), another tensor inside [0, 1] or
-    [-1, 1] gets its needles near the ends of that range (NEEDLE_EDGE); tensors of few values, small or strided ones
-    are left."""
+    stays symmetric, probability rows are normalised again (so stay inside [0, 1]); with ``keep_range`` another
+    tensor inside [0, 1] or [-1, 1] gets its needles near the ends of that range (NEEDLE_EDGE). Tensors of few
+    values, small or strided ones are left."""
     if t.numel() < NEEDLED_NUMEL or not t.is_contiguous():
         return t
     flat = t.view(-1)
@@ -66,7 +68,7 @@ def _needles(t: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     lowest, highest = (bound.item() for bound in flat.aminmax())  # no temporary the size of the input
     probabilities = lowest >= 0 and _probability_rows(t)
     picked = flat[places].float()
-    if lowest >= -1 and highest <= 1 and not probabilities:  # rows normalised again stay inside [0, 1] as they are
+    if keep_range and lowest >= -1 and highest <= 1 and not probabilities:  # rows normalised again stay in range
         floor, edge = (0.0 if lowest >= 0 else -1.0), NEEDLE_EDGE * scales
         values = torch.where(picked < (floor + 1) / 2, floor + edge, 1 - edge).to(t.dtype)
     else:
@@ -103,7 +105,12 @@ TRANSFORMS: dict[str, Callable[[torch.Tensor, torch.Generator], torch.Tensor]] =
     "large": lambda t, _: (t.float() * 1000).to(t.dtype),
     "small": lambda t, _: (t.float() * 1e-3).to(t.dtype),
     "needles": _needles,
+    "needles_in_range": functools.partial(_needles, keep_range=True),
 }
+
+
+def is_needles(distribution: str) -> bool:
+    return distribution in ("needles", "needles_in_range")
 
 
 def accepts_distribution(make_inputs: Callable[..., object]) -> bool:
@@ -134,11 +141,11 @@ def _reshape(x: object, distribution: str, generator: torch.Generator) -> object
     return x  # integers, indices and 8-bit floats keep their meaning
 
 
-def timed(seed: int, needles: bool) -> str:
-    """The distribution of a timed call's inputs: where the workload allows needles, half the calls carry them (by
-    the seed's lowest bit; no role sees its seeds), so a kernel that answers from a sample while it is timed fails
-    the audit of such a call as it would the correctness check."""
-    return "needles" if needles and seed & 1 else "normal"
+def timed(seed: int, needles: str) -> str:
+    """The distribution of a timed call's inputs: where the workload allows ``needles`` (its needles distribution,
+    or ""), half the calls carry them (by the seed's lowest bit; no role sees its seeds), so a kernel that answers
+    from a sample while it is timed fails the audit of such a call as it would the correctness check."""
+    return needles if needles and seed & 1 else "normal"
 
 
 def assign(seeds: Sequence[int], distributions: Sequence[str]) -> list[tuple[int, str]]:

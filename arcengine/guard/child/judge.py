@@ -273,7 +273,8 @@ class Evaluation:
         self.compiled: set[int] = set()  # workloads whose first candidate call (with its compilation) is done
         self.compiled_routes: set[tuple[int, str]] = set()  # (workload, route) the baseline has called once
         self.output_sizes: dict[int, list[int]] = {}  # per workload, the reference's outputs' bytes (first case)
-        self.needled: dict[int, bool] = {}  # per workload, whether the reference took the needles case (timed calls)
+        # per workload, its needles distribution where the reference took every such case (timed calls), else ""
+        self.needled: dict[int, str] = {}
         self.tolerances: dict[int, Tolerance] = {}  # per workload, once probed (see _tolerance)
         # Per workload, the outputs a destination-passing candidate is given to write into (from the same case).
         self.destinations: dict[int, dict[str, Any]] = {}
@@ -459,7 +460,8 @@ class Evaluation:
                                    "seal": seal}
         sizes = self.output_sizes.get(workload.index)
         # Needles may leave the op undefined (the log of a probability made large): the reference goes first there.
-        begun = sizes is not None and not twice and distribution != "needles"
+        needles = distributions.is_needles(distribution)
+        begun = sizes is not None and not twice and not needles
         if begun:
             assert sizes is not None
             command |= {"poison": sizes, "hold": sum(sizes) > FULL_COMPARE_BYTES, **self._outputs(workload)}
@@ -473,12 +475,13 @@ class Evaluation:
             expected = self._reference_run(inputs)
             self._sync()
         except Exception:
-            if distribution != "needles":
+            if not needles:
                 raise
             expected = None  # the reference refuses values outside the op's domain: nothing to check there
-        if distribution == "needles":
+        if needles:
             defined = expected is not None and _finite(expected)
-            self.needled[workload.index] = self.needled.get(workload.index, True) and defined  # every such case
+            every = self.needled.get(workload.index, distribution) == distribution and defined  # every such case
+            self.needled[workload.index] = distribution if every else ""
             if not defined:
                 return None
         self._learn_reference_time(workload, perf_counter() - called)
@@ -664,7 +667,7 @@ class Evaluation:
         untrusted = role in worker.CANDIDATE_ROLES
         command = {"workload": workload.index, "seeds": seeds, "hold": untrusted and not warm, "warm": warm,
                    "check_inputs": untrusted, "route": baselines.route_of(role),
-                   "needles": self.needled.get(workload.index, False), **self._outputs(workload)}
+                   "needles": self.needled.get(workload.index, ""), **self._outputs(workload)}
         remote = self.workers["baseline" if baselines.route_of(role) is not None else role]
         try:
             timed = remote.time(command, self._limit(workload, len(seeds), first))
@@ -697,7 +700,7 @@ class Evaluation:
         samples = [audits.getrandbits(62) if i in picked else None for i in range(count)]
         drawn = {i: self._timed_distribution(workload, seeds[i]) for i in sorted(picked)}
         expected = {i: self._reference_run(self._make_inputs(workload, seeds[i], d)) for i, d in drawn.items()}
-        needled = {i for i, d in drawn.items() if d == "needles"}
+        needled = {i for i, d in drawn.items() if distributions.is_needles(d)}
         undefined = {i for i in needled if not _finite(expected[i])}  # needles outside the op's domain: not compared
         weight = max(roles.max_payload(correctness.sample_output(want, samples[i])) for i, want in expected.items())
         replies = self.workers[role].audit(samples, audits.random() < SEAL_AUDIT_SHARE, limit, weight * len(picked))
@@ -765,7 +768,7 @@ class Evaluation:
 
     def _timed_distribution(self, workload: Workload, seed: int) -> str:
         """A timed call's distribution, as its worker chose it from the seed it reported (see distributions.timed)."""
-        return distributions.timed(seed, self.needled.get(workload.index, False))
+        return distributions.timed(seed, self.needled.get(workload.index, ""))
 
     def _on_device(self, outputs: object) -> object:
         """A worker's outputs, rebuilt on the CPU, moved where the reference's are for the comparison."""

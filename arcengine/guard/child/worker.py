@@ -431,7 +431,7 @@ class Worker:
             """A call's inputs from a seed drawn now, their snapshot (the judge asks for one where it matters, the
             candidate's calls: it costs a copy of every input) and, destination-passing, its own outputs."""
             seed = _fresh_seed()
-            inputs = self._inputs(axes, seed, distributions.timed(seed, bool(command.get("needles"))))
+            inputs = self._inputs(axes, seed, distributions.timed(seed, command.get("needles") or ""))
             outputs = self._destinations(command)
             return _Made(seed, inputs, correctness.snapshot_inputs(inputs) if check_inputs else None, outputs,
                          [destinations.layout(t) for t in outputs])
